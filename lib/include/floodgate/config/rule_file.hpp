@@ -1,0 +1,45 @@
+// Rule files: strict YAML / Sentinel-JSON parsing with file:line:column errors, and serialisation.
+#pragma once
+
+#include <floodgate/rules/rule_set.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace floodgate::config {
+
+/// One problem of a rule file, located. Printed as `FILE:LINE:COLUMN: PATH: message`.
+struct rule_file_error {
+  std::string file;
+  int line = 0;    ///< 1-based
+  int column = 0;  ///< 1-based
+  std::string path;  ///< `flow[1].count`; empty for file-level errors (syntax, unreadable)
+  std::string message;
+  std::string to_string() const;
+};
+
+/// Either a complete rule set or every error found (never both).
+struct parse_result {
+  std::optional<rule_set> rules;
+  std::vector<rule_file_error> errors;
+  bool ok() const noexcept { return rules.has_value(); }
+  /// All errors, one per line.
+  std::string error_text() const;
+};
+
+/** Parses rule-file text (YAML; JSON is valid YAML). `file_name` is used in error locations.
+    Strict: any error rejects the whole text; the rule structs are also validated as the engine
+    would (so an ok result always loads). */
+parse_result parse_rules(std::string_view text, std::string_view file_name);
+
+/// Reads and parses a file (size-capped). A missing, unreadable or empty file is an error.
+parse_result read_rule_file(const std::string& path);
+
+/// The rules as YAML in the file's schema; parse_rules(to_yaml(r)) gives back `r`.
+std::string to_yaml(const rule_set& rules);
+/// The rules as JSON in the file's schema (each section a Sentinel-style array).
+std::string to_json(const rule_set& rules);
+
+}  // namespace floodgate::config

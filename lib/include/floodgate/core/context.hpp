@@ -1,0 +1,63 @@
+// Context: one request or call chain, with its entrance name and origin.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace floodgate {
+
+class engine;
+class entry;
+namespace detail {
+class engine_impl;
+}
+namespace node {
+class default_node;
+class entrance_node;
+}  // namespace node
+
+/** One request or call chain (Sentinel's Context), as an explicit value — never thread-local.
+
+    A context names the entrance of the statistics tree (`http-inbound`) and the caller
+    (`origin`, may be empty). Entries entered with it nest: an entry entered while another is
+    open becomes its child in the tree. A context and its entries may move between threads and
+    coroutines, but one context must not be used by two threads at once. It must outlive its
+    entries; the origin's characters must outlive the context.
+
+    Past the context-name cap (2000 by default) the context is a "null context": its entries pass
+    unchecked and untracked, and the overflow is counted.
+
+    @code
+    floodgate::context ctx{eng, "http-inbound", origin};
+    if (auto e = eng.enter(ctx, "GET:/users/{id}", {.type = floodgate::entry_type::inbound})) {
+      // serve
+    }
+    @endcode
+*/
+class context {
+ public:
+  static constexpr int max_depth = 16;
+
+  context(engine& eng, std::string_view name, std::string_view origin = {}) noexcept;
+  context(const context&) = delete;
+  context& operator=(const context&) = delete;
+
+  std::string_view name() const noexcept;
+  std::string_view origin() const noexcept { return origin_; }
+  bool is_null() const noexcept { return entrance_ == nullptr; }
+  /// Number of entries currently open in this context.
+  int depth() const noexcept { return depth_; }
+
+ private:
+  friend class engine;
+  friend class entry;
+  friend class detail::engine_impl;
+
+  engine* engine_;
+  node::entrance_node* entrance_;
+  std::string_view origin_;
+  node::default_node* stack_[max_depth] = {};
+  int depth_ = 0;
+};
+
+}  // namespace floodgate

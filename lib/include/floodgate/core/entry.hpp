@@ -1,0 +1,91 @@
+// Entry: the RAII result of entering a resource.
+#pragma once
+
+#include <floodgate/core/block.hpp>
+#include <floodgate/core/entry_type.hpp>
+#include <floodgate/core/slot.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <string_view>
+
+namespace floodgate {
+
+class context;
+class engine;
+namespace detail {
+class engine_impl;
+struct resource_rules;
+struct rule_snapshot;
+}  // namespace detail
+
+/** The result of @ref engine::enter: either a pass, to be exited exactly once, or a block.
+
+    A passed entry is move-only and exits in its destructor unless @ref exit was called; exit
+    records the response time, success and any traced error, and runs the slots' exit work. It may
+    exit on another thread than the one that entered. A passed entry may carry a @ref wait: the
+    caller must delay the work by that long first (throttling) — the engine never sleeps.
+
+    A blocked entry carries its @ref block_info and has nothing to exit.
+
+    @par Thread Safety
+    One entry must not be used by two threads at once.
+*/
+class [[nodiscard]] entry {
+ public:
+  entry() noexcept = default;
+  entry(entry&& other) noexcept;
+  entry& operator=(entry&& other) noexcept;
+  entry(const entry&) = delete;
+  entry& operator=(const entry&) = delete;
+  ~entry() { exit(); }
+
+  bool passed() const noexcept { return status_ == status::passed || status_ == status::exited; }
+  bool blocked() const noexcept { return status_ == status::blocked; }
+  explicit operator bool() const noexcept { return passed(); }
+
+  /// Why the entry was blocked; meaningful only when blocked().
+  const block_info& block() const noexcept { return block_; }
+  /// How long the caller must wait before doing the work (throttling, prioritized borrowing).
+  std::chrono::nanoseconds wait() const noexcept { return std::chrono::nanoseconds{wait_ns_}; }
+
+  /// Marks the entry as failed (Sentinel's Tracer): counted as an exception, seen by breakers.
+  void trace_error() noexcept { error_ = true; }
+  bool has_error() const noexcept { return error_; }
+
+  /// Exits now; later calls (and the destructor) do nothing.
+  void exit() noexcept;
+
+  /// The resource name; empty for an entry that passed unchecked (past a cap).
+  std::string_view resource() const noexcept;
+  /// True when the entry passed without any check or statistics (a cap was reached).
+  bool unchecked() const noexcept { return passed() && cluster_ == nullptr; }
+
+ private:
+  friend class engine;
+  friend class detail::engine_impl;
+  enum class status : std::uint8_t { empty, passed, blocked, exited };
+
+  void reset_moved() noexcept;
+
+  detail::engine_impl* engine_ = nullptr;
+  context* ctx_ = nullptr;
+  node::cluster_node* cluster_ = nullptr;
+  node::default_node* node_ = nullptr;
+  node::origin_node* origin_node_ = nullptr;
+  const detail::resource_rules* rules_ = nullptr;
+  const detail::rule_snapshot* snapshot_ = nullptr;  // pinned until exit
+  std::int64_t create_ns_ = 0;
+  std::int64_t wait_ns_ = 0;
+  std::uint32_t acquire_ = 1;
+  std::uint8_t pin_stripe_ = 0;
+  std::uint8_t pin_parity_ = 0;
+  std::int8_t depth_ = -1;
+  entry_type type_ = entry_type::outbound;
+  status status_ = status::empty;
+  bool error_ = false;
+  entry_tokens tokens_{};
+  block_info block_{};
+};
+
+}  // namespace floodgate

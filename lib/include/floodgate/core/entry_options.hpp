@@ -1,0 +1,33 @@
+#pragma once
+
+#include <floodgate/core/entry_type.hpp>
+#include <floodgate/core/param_value.hpp>
+#include <floodgate/param/param_flow_rule.hpp>
+
+#include <cstdint>
+#include <span>
+
+namespace floodgate {
+
+/** Supplies the value of an HTTP-style parameter (`param:` of a paramFlow rule) on demand;
+    returns an empty value when the request has none. A plain function pointer and context, so
+    the request path needs no `std::function`. */
+struct param_extractor {
+  const void* context = nullptr;
+  param_value (*extract)(const void* context, const param_selector& selector) noexcept = nullptr;
+
+  param_value operator()(const param_selector& s) const noexcept {
+    return extract != nullptr ? extract(context, s) : param_value{};
+  }
+};
+
+/// How to enter a resource.
+struct entry_options {
+  entry_type type = entry_type::outbound;  ///< Sentinel's default; HTTP requests are inbound
+  std::uint32_t acquire = 1;
+  bool prioritized = false;  ///< may borrow from the next window (Sentinel's tryOccupyNext)
+  std::span<const param_value> args = {};   ///< for paramIdx rules
+  param_extractor params = {};              ///< for param: {from, name} rules
+};
+
+}  // namespace floodgate

@@ -1,0 +1,111 @@
+// The slot-chain contract: what each checking slot sees on entry and exit, and what it answers.
+#pragma once
+
+#include <floodgate/core/block.hpp>
+#include <floodgate/core/clock.hpp>
+#include <floodgate/core/entry_options.hpp>
+#include <floodgate/core/entry_type.hpp>
+#include <floodgate/core/param_value.hpp>
+#include <floodgate/node/cluster_node.hpp>
+#include <floodgate/node/default_node.hpp>
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace floodgate {
+
+namespace node {
+class node_registry;
+}
+
+/// Built-in slot orders (Sentinel's); user slots run between them by their own order.
+namespace slot_order {
+inline constexpr int node_selector = -10000;
+inline constexpr int cluster_builder = -9000;
+inline constexpr int statistic = -7000;
+inline constexpr int authority = -6000;
+inline constexpr int system = -5000;
+inline constexpr int param_flow = -3000;
+inline constexpr int flow = -2000;
+inline constexpr int degrade = -1000;
+}  // namespace slot_order
+
+/** What the checking slots of one entry hold until it exits: in-flight slots taken, half-open
+    probes won, admissions booked. Fixed size: the request path never allocates. */
+struct entry_tokens {
+  std::uint32_t flow_held = 0;       ///< bit i: holds an in-flight slot of flow rule i
+  std::uint32_t flow_admitted = 0;   ///< bit i: booked a pass in flow rule i's admission window
+  std::int64_t flow_admit_window = 0;
+  std::uint32_t breaker_probe = 0;   ///< bit i: this entry is breaker i's half-open probe
+  /// The flow slot already booked this entry's pass in a future window (prioritized borrowing):
+  /// the statistic slot then counts concurrency only, as Sentinel does for PriorityWaitException.
+  bool pass_booked = false;
+  std::uint8_t param_held_count = 0;
+  std::array<void*, 4> param_held{};  ///< per-value in-flight counters held
+};
+
+/// Everything a slot may look at when an entry is checked.
+struct check_context {
+  std::int64_t now_ms;
+  std::int64_t now_ns;
+  const clock& time;
+  std::string_view resource;
+  std::string_view context_name;
+  std::string_view origin;
+  entry_type type;
+  std::uint32_t acquire;
+  bool prioritized;
+  std::span<const param_value> args;
+  param_extractor params;
+  node::cluster_node& cluster;
+  node::default_node& node;
+  node::origin_node* origin_node;  ///< null when the origin is empty or past the origin cap
+  node::node_registry& registry;   ///< for RELATE lookups and the global inbound node
+  std::int64_t occupy_timeout_ms;
+};
+
+/// Everything a slot may look at when an entry exits.
+struct exit_context {
+  std::int64_t now_ms;
+  std::int64_t now_ns;
+  std::int64_t create_ms;
+  std::int64_t rt_ms;
+  bool error;
+  std::uint32_t acquire;
+  node::cluster_node& cluster;
+  node::default_node& node;
+  node::origin_node* origin_node;
+};
+
+/// A slot's answer: let the entry go on, block it, or let it pass after waiting.
+struct slot_verdict {
+  enum class kind : std::uint8_t { pass, block, wait };
+  kind outcome = kind::pass;
+  block_info block{};
+  std::int64_t wait_ns = 0;
+
+  static constexpr slot_verdict pass() noexcept { return {}; }
+  static constexpr slot_verdict blocked(const block_info& b) noexcept {
+    return {kind::block, b, 0};
+  }
+  static constexpr slot_verdict wait(std::int64_t ns) noexcept {
+    return {kind::wait, {}, ns};
+  }
+};
+
+/** A user-defined slot, run at its `order()` among the built-in slots of every resource.
+
+    `on_entry` may block (reason `custom`) or ask the caller to wait; it must not throw, block the
+    thread or allocate. `on_exit` runs for every entry that passed, after the statistics.
+*/
+class slot {
+ public:
+  virtual ~slot() = default;
+  virtual int order() const noexcept = 0;
+  virtual slot_verdict on_entry(const check_context& ctx) noexcept = 0;
+  virtual void on_exit(const exit_context&) noexcept {}
+};
+
+}  // namespace floodgate

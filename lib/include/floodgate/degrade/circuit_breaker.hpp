@@ -1,0 +1,57 @@
+// Circuit breakers: Sentinel 1.8's CLOSED -> OPEN -> HALF_OPEN state machine.
+#pragma once
+
+#include <floodgate/degrade/degrade_rule.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace floodgate {
+
+enum class breaker_state : std::uint8_t { closed = 0, open = 1, half_open = 2 };
+/// `closed`, `open` or `half_open`.
+std::string_view to_string(breaker_state s) noexcept;
+
+/** Called on every state change with the previous and next state, the rule and the value that
+    triggered it (ratio or count; none for OPEN -> HALF_OPEN and HALF_OPEN -> CLOSED). Runs on the
+    request thread that caused the change: it must be quick and must not block. */
+using breaker_observer = std::function<void(breaker_state from, breaker_state to,
+                                            const degrade_rule& rule, std::optional<double> value)>;
+
+/** The engine's list of breaker observers. Registering takes a lock; notifying does not.
+
+    @par Thread Safety
+    add() from any thread; notify() from request threads.
+*/
+class breaker_observers {
+ public:
+  breaker_observers();
+  ~breaker_observers();
+  void add(breaker_observer observer);
+  void notify(breaker_state from, breaker_state to, const degrade_rule& rule,
+              std::optional<double> value) const noexcept;
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+/** One circuit breaker (Sentinel's AbstractCircuitBreaker and its two kinds). Read-only view for
+    metrics and the admin API; the degrade slot drives it. */
+class circuit_breaker {
+ public:
+  virtual ~circuit_breaker() = default;
+  virtual const degrade_rule& rule() const noexcept = 0;
+  virtual breaker_state state() const noexcept = 0;
+  /// When OPEN: the time (ms on the engine clock) from which the next probe may pass.
+  virtual std::int64_t next_retry_ms() const noexcept = 0;
+  /// Number of `from` -> `to` transitions since the breaker was created.
+  virtual std::uint64_t transitions(breaker_state from, breaker_state to) const noexcept = 0;
+};
+
+}  // namespace floodgate

@@ -1,0 +1,126 @@
+// The registry of every node: resources, context entrances, per-context nodes and origins.
+#pragma once
+
+#include <floodgate/node/cluster_node.hpp>
+#include <floodgate/node/default_node.hpp>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+namespace floodgate::node {
+
+/// Caps on what the registry tracks; past a cap an entry passes unchecked and is counted.
+struct registry_limits {
+  std::size_t max_resources = 6000;
+  std::size_t max_contexts = 2000;
+  std::size_t max_default_nodes = 12000;  ///< (context, resource) pairs
+  std::size_t max_origin_nodes = 12000;   ///< (resource, origin) pairs, all resources together
+};
+
+/// Overflow counters: lookups refused because a cap was reached.
+struct registry_overflow {
+  std::atomic<std::uint64_t> resources{0};
+  std::atomic<std::uint64_t> contexts{0};
+  std::atomic<std::uint64_t> default_nodes{0};
+  std::atomic<std::uint64_t> origins{0};
+};
+
+std::uint64_t hash_name(std::string_view s) noexcept;
+
+namespace detail {
+/// A fixed-capacity, insert-only, lock-free hash table of node pointers.
+template <class Node>
+class node_table {
+ public:
+  explicit node_table(std::size_t cap);
+  ~node_table();
+  template <class Eq>
+  Node* find(std::uint64_t hash, Eq&& eq) const noexcept;
+  /// Inserts `fresh` unless an equal node exists; returns the node in the table, or null (and
+  /// deletes `fresh`) when full.
+  template <class Eq>
+  Node* insert(std::uint64_t hash, Node* fresh, Eq&& eq) noexcept;
+  std::size_t size() const noexcept { return size_.load(std::memory_order_relaxed); }
+  std::size_t cap() const noexcept { return cap_; }
+  template <class F>
+  void for_each(F&& f) const {
+    for (std::size_t i = 0; i <= mask_; ++i) {
+      if (const Node* n = slots_[i].load(std::memory_order_acquire)) {
+        f(*n);
+      }
+    }
+  }
+
+ private:
+  std::size_t cap_;
+  std::size_t mask_;
+  std::unique_ptr<std::atomic<Node*>[]> slots_;
+  std::atomic<std::size_t> size_{0};
+};
+}  // namespace detail
+
+/** Finds or creates nodes. Lookups of existing nodes are lock-free and never allocate; a node is
+    created once, on first use, and lives as long as the registry. Memory is bounded by the caps.
+
+    @par Thread Safety
+    Any number of threads.
+*/
+class node_registry {
+ public:
+  node_registry(const registry_limits& limits, const stat::window_config& windows);
+  ~node_registry();
+  node_registry(const node_registry&) = delete;
+  node_registry& operator=(const node_registry&) = delete;
+
+  /// The resource's cluster node, created on first use; null past the resource cap.
+  cluster_node* resource(std::string_view name) noexcept;
+  const cluster_node* find_resource(std::string_view name) const noexcept;
+
+  /// The context's entrance node, created on first use; null past the context cap.
+  entrance_node* entrance(std::string_view name) noexcept;
+  const entrance_node* find_entrance(std::string_view name) const noexcept;
+
+  /** The default node of `resource` in `entrance`'s context; created on first use as a child of
+      `parent`. Null past the cap. */
+  default_node* default_node_for(entrance_node& entrance, cluster_node& resource,
+                                 child_list& parent) noexcept;
+
+  /// The (resource, origin) node; null for an empty origin or past the cap.
+  origin_node* origin(cluster_node& resource, std::string_view origin) noexcept;
+
+  /// The global inbound node (Sentinel's `__total_inbound_traffic__`).
+  cluster_node& inbound() noexcept { return *inbound_; }
+  const cluster_node& inbound() const noexcept { return *inbound_; }
+
+  /// Entrance nodes, newest first.
+  const entrance_node* first_entrance() const noexcept {
+    return entrances_head_.load(std::memory_order_acquire);
+  }
+
+  /// Calls `f(const cluster_node&)` for every resource (unordered).
+  template <class F>
+  void for_each_resource(F&& f) const {
+    resources_.for_each(f);
+  }
+
+  std::size_t resource_count() const noexcept { return resources_.size(); }
+  std::size_t context_count() const noexcept { return entrances_.size(); }
+  const registry_overflow& overflow() const noexcept { return overflow_; }
+  const registry_limits& limits() const noexcept { return limits_; }
+
+ private:
+  registry_limits limits_;
+  stat::window_config windows_;
+  std::unique_ptr<cluster_node> inbound_;
+  detail::node_table<cluster_node> resources_;
+  detail::node_table<entrance_node> entrances_;
+  detail::node_table<default_node> defaults_;
+  detail::node_table<origin_node> origins_;
+  std::atomic<entrance_node*> entrances_head_{nullptr};
+  registry_overflow overflow_;
+};
+
+}  // namespace floodgate::node

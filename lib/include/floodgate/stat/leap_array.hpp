@@ -1,0 +1,72 @@
+// LeapArray: a sliding window made of a ring of buckets, as in Sentinel.
+#pragma once
+
+#include <floodgate/stat/tagged_cell.hpp>
+
+#include <cstdint>
+#include <memory>
+
+namespace floodgate::stat {
+
+/** A sliding window of `sample_count` buckets covering `interval_ms`.
+
+    `Bucket` is any type whose counters are @ref tagged_cell words; the array maps a time to its
+    window number and ring slot, and tells readers which windows are inside the interval. There is
+    no reset step: a write for a newer window replaces a cell's stale value (see tagged_cell.hpp),
+    so buckets never need a lock, and readers skip every cell whose window is not the one expected
+    in that slot — deprecated buckets are never included.
+
+    Window `w` covers `[w * window_ms, (w + 1) * window_ms)`. At time `t` the valid windows are
+    the `sample_count` windows ending with the one containing `t` (Sentinel's `values(t)` after
+    `currentWindow(t)`).
+
+    @par Thread Safety
+    Any number of concurrent writers and readers.
+*/
+template <class Bucket>
+class leap_array {
+ public:
+  leap_array(int sample_count, int interval_ms)
+      : sample_count_(sample_count),
+        interval_ms_(interval_ms),
+        window_ms_(interval_ms / sample_count),
+        buckets_(new Bucket[static_cast<std::size_t>(sample_count)]) {}
+
+  int sample_count() const noexcept { return sample_count_; }
+  int interval_ms() const noexcept { return interval_ms_; }
+  int window_ms() const noexcept { return window_ms_; }
+  double interval_sec() const noexcept { return interval_ms_ / 1000.0; }
+
+  std::int64_t window_of(std::int64_t t_ms) const noexcept { return t_ms / window_ms_; }
+  std::int64_t window_start(std::int64_t t_ms) const noexcept { return t_ms - t_ms % window_ms_; }
+
+  Bucket& bucket(std::int64_t window) noexcept {
+    return buckets_[static_cast<std::size_t>(window % sample_count_)];
+  }
+  const Bucket& bucket(std::int64_t window) const noexcept {
+    return buckets_[static_cast<std::size_t>(window % sample_count_)];
+  }
+
+  /** Calls `f(const Bucket&, std::uint64_t tag, std::int64_t window)` for each window of the
+      interval ending at `t_ms`, oldest first. */
+  template <class F>
+  void for_each_window(std::int64_t t_ms, F&& f) const {
+    if (t_ms < 0) {
+      return;
+    }
+    const std::int64_t cur = window_of(t_ms);
+    for (std::int64_t w = cur - sample_count_ + 1; w <= cur; ++w) {
+      if (w >= 0) {
+        f(bucket(w), cell_tag(w), w);
+      }
+    }
+  }
+
+ private:
+  int sample_count_;
+  int interval_ms_;
+  int window_ms_;
+  std::unique_ptr<Bucket[]> buckets_;
+};
+
+}  // namespace floodgate::stat

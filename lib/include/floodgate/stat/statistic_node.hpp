@@ -1,0 +1,96 @@
+// StatisticNode: the per-node windows and Sentinel's read formulas.
+#pragma once
+
+#include <floodgate/stat/leap_array.hpp>
+#include <floodgate/stat/metric_bucket.hpp>
+
+#include <atomic>
+#include <cstdint>
+
+namespace floodgate::stat {
+
+/// Shape of a node's windows; the defaults are Sentinel's.
+struct window_config {
+  int second_sample_count = 2;   ///< buckets of the short window
+  int second_interval_ms = 1000; ///< length of the short window
+  std::int64_t statistic_max_rt = 5000;  ///< minRt of an idle window (Sentinel's statisticMaxRt)
+  friend bool operator==(const window_config&, const window_config&) = default;
+};
+
+/** The statistics of one node: a short sliding window (2 x 500 ms by default), a one-minute
+    window (60 x 1 s), the borrowed future passes and the live concurrency.
+
+    Every read takes the current time and follows Sentinel 1.8's StatisticNode formulas; every
+    write takes the time of the event.
+
+    @par Thread Safety
+    Lock-free; any number of concurrent writers and readers.
+*/
+class statistic_node {
+ public:
+  explicit statistic_node(const window_config& cfg = {});
+
+  // Writes.
+  void add_pass(std::int64_t now_ms, std::uint32_t n) noexcept;
+  void add_block(std::int64_t now_ms, std::uint32_t n) noexcept;
+  void add_exception(std::int64_t now_ms, std::uint32_t n) noexcept;
+  /// success += n, rt sum += rt (once, not times n: as Sentinel), min rt updated.
+  void add_rt_and_success(std::int64_t now_ms, std::int64_t rt_ms, std::uint32_t n) noexcept;
+  void increase_concurrency() noexcept { concurrency_.fetch_add(1, std::memory_order_relaxed); }
+  void decrease_concurrency() noexcept { concurrency_.fetch_sub(1, std::memory_order_relaxed); }
+  /// A prioritized pass borrowed from a future window: minute pass and occupied pass += n.
+  void add_occupied_pass(std::int64_t now_ms, std::uint32_t n) noexcept;
+  /// Books `n` passes into the future window containing `future_ms`.
+  void add_waiting(std::int64_t future_ms, std::uint32_t n) noexcept;
+
+  // Short-window reads (per second).
+  double pass_qps(std::int64_t now_ms) const noexcept;
+  double block_qps(std::int64_t now_ms) const noexcept;
+  double success_qps(std::int64_t now_ms) const noexcept;
+  double exception_qps(std::int64_t now_ms) const noexcept;
+  double total_qps(std::int64_t now_ms) const noexcept;
+  double occupied_pass_qps(std::int64_t now_ms) const noexcept;
+  double avg_rt(std::int64_t now_ms) const noexcept;
+  double min_rt(std::int64_t now_ms) const noexcept;
+  double max_success_qps(std::int64_t now_ms) const noexcept;
+  /// Sum of `e` over the short window (pass includes borrowed passes whose window has come).
+  std::uint64_t window_sum(metric_event e, std::int64_t now_ms) const noexcept;
+  /// Pass count of the short-window bucket starting at `window_start_ms`, if still in the window.
+  std::uint64_t window_pass_at(std::int64_t window_start_ms, std::int64_t now_ms) const noexcept;
+  /// Passes booked into future windows (Sentinel's currentWaiting).
+  std::uint64_t waiting(std::int64_t now_ms) const noexcept;
+
+  // Minute-window reads.
+  std::uint64_t total_request(std::int64_t now_ms) const noexcept;  ///< pass + block
+  std::uint64_t total_pass(std::int64_t now_ms) const noexcept;
+  std::uint64_t total_success(std::int64_t now_ms) const noexcept;
+  std::uint64_t block_request(std::int64_t now_ms) const noexcept;
+  std::uint64_t total_exception(std::int64_t now_ms) const noexcept;
+  /// Pass / block count of the previous whole second (used by warm-up).
+  double previous_pass_qps(std::int64_t now_ms) const noexcept;
+  double previous_block_qps(std::int64_t now_ms) const noexcept;
+
+  std::int64_t concurrency() const noexcept {
+    return concurrency_.load(std::memory_order_relaxed);
+  }
+
+  /** Sentinel's tryOccupyNext: how long a prioritized request must wait for room in a coming
+      window of the short interval, or `occupy_timeout_ms` when there is none. */
+  std::int64_t try_occupy_next(std::int64_t now_ms, std::uint32_t acquire, double threshold,
+                               std::int64_t occupy_timeout_ms) const noexcept;
+
+  const window_config& config() const noexcept { return cfg_; }
+
+ private:
+  std::uint64_t borrowed(std::int64_t window) const noexcept;
+  std::uint64_t minute_sum(metric_event e, std::int64_t now_ms) const noexcept;
+  double minute_previous(metric_event e, std::int64_t now_ms) const noexcept;
+
+  window_config cfg_;
+  leap_array<second_bucket> second_;
+  leap_array<minute_bucket> minute_;
+  leap_array<waiting_bucket> borrow_;  // 2 x sample_count slots: covers past and future windows
+  alignas(64) std::atomic<std::int64_t> concurrency_{0};
+};
+
+}  // namespace floodgate::stat

@@ -1,0 +1,82 @@
+// A counter cell that carries the number of the window it counts for.
+//
+// This is what makes floodgate's LeapArray lock-free and exact without ever resetting a bucket:
+// each 64-bit cell holds `tag` (the window number, modulo 2^24) in its high bits and the count
+// in its low 40 bits. A writer for window w adds to the cell if it already holds w, replaces it
+// if it holds an older window (the implicit reset), and drops the event if the cell already holds
+// a newer window: that only happens to a writer whose window has left the sliding interval, so no
+// read could have included the event anyway. Readers take a cell's value only when its tag is the
+// window they expect in that slot. No half-reset bucket is ever visible, nothing spins on a lock,
+// and a clock that goes backwards cannot corrupt newer windows.
+//
+// A tag repeats after 2^24 windows (97 days of 500 ms windows): a slot left untouched for exactly
+// a multiple of that period would be read as current for one window.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace floodgate::stat {
+
+inline constexpr unsigned cell_value_bits = 40;
+inline constexpr std::uint64_t cell_value_mask = (std::uint64_t{1} << cell_value_bits) - 1;
+inline constexpr std::uint64_t cell_tag_mask = (std::uint64_t{1} << (64 - cell_value_bits)) - 1;
+
+/// The tag of window number `window`.
+constexpr std::uint64_t cell_tag(std::int64_t window) noexcept {
+  return static_cast<std::uint64_t>(window) & cell_tag_mask;
+}
+
+constexpr std::uint64_t cell_pack(std::uint64_t tag, std::uint64_t value) noexcept {
+  return (tag << cell_value_bits) | (value & cell_value_mask);
+}
+
+/// True when tag `a` is a later window than tag `b` (modular comparison).
+constexpr bool cell_tag_newer(std::uint64_t a, std::uint64_t b) noexcept {
+  const std::uint64_t d = (a - b) & cell_tag_mask;
+  return d != 0 && d < (cell_tag_mask >> 1);
+}
+
+/// The value of `word` for window tag `tag`, or 0 when the cell holds another window.
+constexpr std::uint64_t cell_value(std::uint64_t word, std::uint64_t tag) noexcept {
+  return (word != 0 && (word >> cell_value_bits) == tag) ? (word & cell_value_mask) : 0;
+}
+
+/// Adds `n` to the cell for window tag `tag`.
+inline void cell_add(std::atomic<std::uint64_t>& cell, std::uint64_t tag, std::uint64_t n) noexcept {
+  std::uint64_t cur = cell.load(std::memory_order_relaxed);
+  for (;;) {
+    std::uint64_t next;
+    const std::uint64_t cur_tag = cur >> cell_value_bits;
+    if (cur != 0 && cur_tag == tag) {
+      next = cur + n;
+    } else if (cur == 0 || cell_tag_newer(tag, cur_tag)) {
+      next = cell_pack(tag, n);
+    } else {
+      return;  // our window already left the interval; see the file comment
+    }
+    if (cell.compare_exchange_weak(cur, next, std::memory_order_relaxed)) {
+      return;
+    }
+  }
+}
+
+/// Lowers the cell to `v` for window tag `tag` if `v` is smaller than what it holds.
+inline void cell_min(std::atomic<std::uint64_t>& cell, std::uint64_t tag, std::uint64_t v) noexcept {
+  std::uint64_t cur = cell.load(std::memory_order_relaxed);
+  for (;;) {
+    const std::uint64_t cur_tag = cur >> cell_value_bits;
+    if (cur != 0 && cur_tag == tag) {
+      if ((cur & cell_value_mask) <= v) {
+        return;
+      }
+    } else if (cur != 0 && !cell_tag_newer(tag, cur_tag)) {
+      return;
+    }
+    if (cell.compare_exchange_weak(cur, cell_pack(tag, v), std::memory_order_relaxed)) {
+      return;
+    }
+  }
+}
+
+}  // namespace floodgate::stat

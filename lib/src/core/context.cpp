@@ -1,0 +1,13 @@
+#include <floodgate/core/context.hpp>
+#include <floodgate/core/engine.hpp>
+
+namespace floodgate {
+
+context::context(engine& eng, std::string_view name, std::string_view origin) noexcept
+    : engine_(&eng), entrance_(eng.nodes().entrance(name)), origin_(origin) {}
+
+std::string_view context::name() const noexcept {
+  return entrance_ != nullptr ? std::string_view(entrance_->name()) : std::string_view{};
+}
+
+}  // namespace floodgate

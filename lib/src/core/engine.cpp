@@ -1,0 +1,318 @@
+#include <floodgate/core/engine.hpp>
+
+#include "core/engine_impl.hpp"
+
+#include <algorithm>
+
+namespace floodgate {
+
+namespace detail {
+
+std::uint8_t this_thread_stripe() noexcept {
+  static std::atomic<std::uint8_t> next{0};
+  thread_local const std::uint8_t stripe =
+      static_cast<std::uint8_t>(next.fetch_add(1, std::memory_order_relaxed) & 15);
+  return stripe;
+}
+
+engine_impl::engine_impl(engine_options options)
+    : options_(std::move(options)),
+      clock_(options_.time != nullptr ? options_.time : &default_clock()),
+      registry_(options_.limits, options_.windows),
+      snapshot_(std::make_unique<const rule_snapshot>()),
+      system_status_(options_.system_status) {}
+
+std::shared_ptr<const system_status_source> engine_impl::system_status() const {
+  std::lock_guard lock(control_);
+  return system_status_;
+}
+
+load_result engine_impl::load_rules(const rule_set& rules) {
+  load_result result;
+  validate(rules, result.errors);
+  if (!result.ok()) {
+    return result;
+  }
+  std::lock_guard lock(control_);
+  if (!rules.system.empty() && system_status_ == nullptr) {
+    system_status_ = process_system_status();
+  }
+  republish_locked(rules);
+  return result;
+}
+
+void engine_impl::add_slot(std::shared_ptr<slot> s) {
+  std::lock_guard lock(control_);
+  user_slots_.push_back(std::move(s));
+  republish_locked(snapshot_.current()->rules);
+}
+
+void engine_impl::republish_locked(const rule_set& rules) {
+  const rule_snapshot* previous = snapshot_.current();
+  snapshot_.publish(build_snapshot({rules, previous, user_slots_, observers_, system_status_,
+                                    previous->version + 1}));
+}
+
+namespace {
+
+bool blocked(const slot_verdict& v) noexcept { return v.outcome == slot_verdict::kind::block; }
+
+}  // namespace
+
+slot_verdict engine_impl::run_checks(const rule_snapshot& snap, const resource_rules* rules,
+                                     const check_context& cc, entry_tokens& tokens) noexcept {
+  std::int64_t wait_ns = 0;
+  std::size_t next_user = 0;
+  for (std::size_t k = 0; k < stage_count; ++k) {
+    const auto st = static_cast<stage>(k);
+    // User slots placed before this stage.
+    for (; next_user < snap.first_slot[k]; ++next_user) {
+      slot_verdict v = snap.user_slots[next_user]->on_entry(cc);
+      if (blocked(v)) {
+        v.block.reason = block_reason::custom;
+        unwind(snap, rules, st, cc, tokens);
+        return v;
+      }
+      wait_ns += v.wait_ns;
+    }
+    slot_verdict v;
+    switch (st) {
+      case stage::authority:
+        if (rules != nullptr && rules->authority) v = rules->authority->check(cc);
+        break;
+      case stage::system:
+        if (snap.system && cc.type == entry_type::inbound) v = snap.system->check(cc);
+        break;
+      case stage::param_flow:
+        if (rules != nullptr && rules->param) v = rules->param->check(cc, tokens);
+        break;
+      case stage::flow:
+        if (rules != nullptr && rules->flow) v = rules->flow->check(cc, tokens);
+        break;
+      case stage::degrade:
+        if (rules != nullptr && rules->degrade) v = rules->degrade->check(cc, tokens);
+        break;
+      case stage::end:
+        break;
+    }
+    if (blocked(v)) {
+      unwind(snap, rules, st, cc, tokens);
+      return v;
+    }
+    wait_ns += v.wait_ns;
+  }
+  return wait_ns > 0 ? slot_verdict::wait(wait_ns) : slot_verdict::pass();
+}
+
+void engine_impl::unwind(const rule_snapshot&, const resource_rules* rules, stage reached,
+                         const check_context& cc, entry_tokens& tokens) noexcept {
+  if (rules == nullptr) {
+    return;
+  }
+  // Give back what the stages before the blocking one took (Sentinel's whenTerminate for
+  // half-open probes, plus our admission refunds).
+  const auto at = static_cast<std::size_t>(reached);
+  if (at > static_cast<std::size_t>(stage::degrade) && rules->degrade) {
+    rules->degrade->on_blocked_later(cc, tokens);
+  }
+  if (at > static_cast<std::size_t>(stage::flow) && rules->flow) {
+    rules->flow->on_blocked_later(cc, tokens);
+  }
+  if (at > static_cast<std::size_t>(stage::param_flow) && rules->param) {
+    rules->param->on_blocked_later(cc, tokens);
+  }
+}
+
+entry engine_impl::enter(context& ctx, std::string_view resource,
+                         const entry_options& options) noexcept {
+  entry e;
+  e.engine_ = this;
+  e.acquire_ = options.acquire;
+  e.type_ = options.type;
+  e.status_ = entry::status::passed;
+  if (ctx.entrance_ == nullptr) {
+    return e;  // null context: passes unchecked
+  }
+  node::cluster_node* cluster = registry_.resource(resource);
+  if (cluster == nullptr) {
+    return e;  // past the resource cap
+  }
+  node::child_list& parent = ctx.depth_ > 0
+                                 ? ctx.stack_[std::min(ctx.depth_, context::max_depth) - 1]->children()
+                                 : ctx.entrance_->children();
+  node::default_node* node = registry_.default_node_for(*ctx.entrance_, *cluster, parent);
+  if (node == nullptr) {
+    return e;
+  }
+  node::origin_node* origin = registry_.origin(*cluster, ctx.origin_);
+
+  const std::int64_t now_ns = clock_->now_ns();
+  const std::int64_t now_ms = now_ns / 1'000'000;
+  const auto pin = snapshot_.acquire();
+  const rule_snapshot& snap = *pin.value;
+  const resource_rules* rules = snap.find(cluster->hash(), cluster->name());
+
+  const check_context cc{now_ms,
+                         now_ns,
+                         *clock_,
+                         cluster->name(),
+                         ctx.entrance_->name(),
+                         ctx.origin_,
+                         options.type,
+                         options.acquire,
+                         options.prioritized,
+                         options.args,
+                         options.params,
+                         *cluster,
+                         *node,
+                         origin,
+                         registry_,
+                         options_.occupy_timeout_ms};
+  const slot_verdict v = run_checks(snap, rules, cc, e.tokens_);
+  const bool inbound = options.type == entry_type::inbound;
+
+  if (blocked(v)) {
+    node->add_block(now_ms, options.acquire);
+    if (origin != nullptr) origin->add_block(now_ms, options.acquire);
+    if (inbound) registry_.inbound().add_block(now_ms, options.acquire);
+    cluster->totals().blocked[static_cast<std::size_t>(v.block.reason)].fetch_add(
+        1, std::memory_order_relaxed);
+    snapshot_.release(pin.stripe, pin.parity);
+    e.status_ = entry::status::blocked;
+    e.block_ = v.block;
+    e.cluster_ = cluster;
+    return e;
+  }
+
+  // StatisticSlot: count the pass after every check succeeded.
+  node->increase_concurrency();
+  if (origin != nullptr) origin->increase_concurrency();
+  if (inbound) registry_.inbound().increase_concurrency();
+  if (!e.tokens_.pass_booked) {
+    node->add_pass(now_ms, options.acquire);
+    if (origin != nullptr) origin->add_pass(now_ms, options.acquire);
+    if (inbound) registry_.inbound().add_pass(now_ms, options.acquire);
+  }
+  cluster->totals().passed.fetch_add(1, std::memory_order_relaxed);
+
+  e.ctx_ = &ctx;
+  e.cluster_ = cluster;
+  e.node_ = node;
+  e.origin_node_ = origin;
+  e.rules_ = rules;
+  e.create_ns_ = now_ns;
+  e.wait_ns_ = v.wait_ns;
+  e.pin_stripe_ = pin.stripe;
+  e.pin_parity_ = pin.parity;
+  e.snapshot_ = &snap;
+  e.depth_ = static_cast<std::int8_t>(ctx.depth_);
+  if (ctx.depth_ < context::max_depth) {
+    ctx.stack_[ctx.depth_] = node;
+  }
+  ++ctx.depth_;
+  return e;
+}
+
+void engine_impl::exit(entry& e) noexcept {
+  if (e.snapshot_ == nullptr) {
+    return;  // passed unchecked
+  }
+  const std::int64_t now_ns = clock_->now_ns();
+  const std::int64_t now_ms = now_ns / 1'000'000;
+  const std::int64_t create_ms = e.create_ns_ / 1'000'000;
+  const std::int64_t rt_ms = now_ms - create_ms;
+  const bool inbound = e.type_ == entry_type::inbound;
+  const std::uint32_t n = e.acquire_;
+
+  e.node_->add_rt_and_success(now_ms, rt_ms, n);
+  e.node_->decrease_concurrency();
+  if (e.error_) e.node_->add_exception(now_ms, n);
+  if (e.origin_node_ != nullptr) {
+    e.origin_node_->add_rt_and_success(now_ms, rt_ms, n);
+    e.origin_node_->decrease_concurrency();
+    if (e.error_) e.origin_node_->add_exception(now_ms, n);
+  }
+  if (inbound) {
+    auto& in = registry_.inbound();
+    in.add_rt_and_success(now_ms, rt_ms, n);
+    in.decrease_concurrency();
+    if (e.error_) in.add_exception(now_ms, n);
+  }
+  auto& totals = e.cluster_->totals();
+  totals.observe_duration(now_ns - e.create_ns_);
+  if (e.error_) totals.errors.fetch_add(1, std::memory_order_relaxed);
+
+  const exit_context xc{now_ms, now_ns, create_ms, rt_ms, e.error_, n,
+                        *e.cluster_, *e.node_, e.origin_node_};
+  if (const resource_rules* rules = e.rules_) {
+    if (rules->param) rules->param->on_exit(xc, e.tokens_);
+    if (rules->flow) rules->flow->on_exit(xc, e.tokens_);
+    if (rules->degrade) rules->degrade->on_exit(xc, e.tokens_);
+  }
+  for (const auto& s : e.snapshot_->user_slots) {
+    s->on_exit(xc);
+  }
+
+  // Pop this entry (and any left open above it, as Sentinel does on a pairing violation).
+  if (e.ctx_ != nullptr && e.depth_ >= 0 && e.depth_ < e.ctx_->depth_) {
+    e.ctx_->depth_ = e.depth_;
+  }
+  snapshot_.release(e.pin_stripe_, e.pin_parity_);
+  e.snapshot_ = nullptr;
+}
+
+}  // namespace detail
+
+engine::engine(engine_options options)
+    : impl_(std::make_unique<detail::engine_impl>(std::move(options))) {}
+engine::~engine() = default;
+
+entry engine::enter(context& ctx, std::string_view resource,
+                    const entry_options& options) noexcept {
+  return impl_->enter(ctx, resource, options);
+}
+
+load_result engine::load_rules(const rule_set& rules) { return impl_->load_rules(rules); }
+
+rule_set engine::rules() const {
+  impl_->snapshot().reclaim();
+  const auto pin = impl_->snapshot().acquire();
+  rule_set copy = pin.value->rules;
+  impl_->snapshot().release(pin.stripe, pin.parity);
+  return copy;
+}
+
+std::uint64_t engine::rules_version() const noexcept {
+  const auto pin = impl_->snapshot().acquire();
+  const auto v = pin.value->version;
+  impl_->snapshot().release(pin.stripe, pin.parity);
+  return v;
+}
+
+void engine::add_slot(std::shared_ptr<slot> s) { impl_->add_slot(std::move(s)); }
+void engine::add_breaker_observer(breaker_observer observer) {
+  impl_->observers().add(std::move(observer));
+}
+
+void engine::for_each_breaker(
+    const std::function<void(std::string_view, const circuit_breaker&, std::int32_t)>& f) const {
+  impl_->snapshot().reclaim();
+  const auto pin = impl_->snapshot().acquire();
+  for (const auto& r : pin.value->resources) {
+    if (r->degrade) {
+      r->degrade->for_each(
+          [&](const circuit_breaker& b, std::int32_t index) { f(r->resource, b, index); });
+    }
+  }
+  impl_->snapshot().release(pin.stripe, pin.parity);
+}
+
+const clock& engine::time() const noexcept { return impl_->time(); }
+node::node_registry& engine::nodes() noexcept { return impl_->registry(); }
+const node::node_registry& engine::nodes() const noexcept { return impl_->registry(); }
+std::uint64_t engine::internal_errors() const noexcept { return impl_->internal_errors(); }
+std::shared_ptr<const system_status_source> engine::system_status() const {
+  return impl_->system_status();
+}
+
+}  // namespace floodgate

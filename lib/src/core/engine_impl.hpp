@@ -1,0 +1,54 @@
+// The engine's private state and its entry / exit paths.
+#pragma once
+
+#include "core/rcu_cell.hpp"
+#include "core/rule_snapshot.hpp"
+
+#include <floodgate/core/engine.hpp>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace floodgate::detail {
+
+class engine_impl {
+ public:
+  explicit engine_impl(engine_options options);
+
+  entry enter(context& ctx, std::string_view resource, const entry_options& options) noexcept;
+  void exit(entry& e) noexcept;
+
+  load_result load_rules(const rule_set& rules);
+  void add_slot(std::shared_ptr<slot> s);
+  void republish_locked(const rule_set& rules);
+
+  const engine_options& options() const noexcept { return options_; }
+  const clock& time() const noexcept { return *clock_; }
+  node::node_registry& registry() noexcept { return registry_; }
+  rcu_cell<rule_snapshot>& snapshot() noexcept { return snapshot_; }
+  breaker_observers& observers() noexcept { return observers_; }
+  std::shared_ptr<const system_status_source> system_status() const;
+  std::uint64_t internal_errors() const noexcept {
+    return internal_errors_.load(std::memory_order_relaxed);
+  }
+
+ private:
+  slot_verdict run_checks(const rule_snapshot& snap, const resource_rules* rules,
+                          const check_context& cc, entry_tokens& tokens) noexcept;
+  static void unwind(const rule_snapshot& snap, const resource_rules* rules, stage reached,
+                     const check_context& cc, entry_tokens& tokens) noexcept;
+
+  engine_options options_;
+  const clock* clock_;
+  node::node_registry registry_;
+  breaker_observers observers_;
+  rcu_cell<rule_snapshot> snapshot_;
+  mutable std::mutex control_;  // serialises loads and slot registration, never taken by requests
+  std::vector<std::shared_ptr<slot>> user_slots_;
+  std::shared_ptr<const system_status_source> system_status_;
+  std::atomic<std::uint64_t> internal_errors_{0};
+};
+
+}  // namespace floodgate::detail

@@ -1,0 +1,54 @@
+#include <floodgate/core/entry.hpp>
+
+#include "core/engine_impl.hpp"
+
+namespace floodgate {
+
+entry::entry(entry&& other) noexcept { *this = std::move(other); }
+
+entry& entry::operator=(entry&& other) noexcept {
+  if (this != &other) {
+    exit();
+    engine_ = other.engine_;
+    ctx_ = other.ctx_;
+    cluster_ = other.cluster_;
+    node_ = other.node_;
+    origin_node_ = other.origin_node_;
+    rules_ = other.rules_;
+    snapshot_ = other.snapshot_;
+    create_ns_ = other.create_ns_;
+    wait_ns_ = other.wait_ns_;
+    acquire_ = other.acquire_;
+    pin_stripe_ = other.pin_stripe_;
+    pin_parity_ = other.pin_parity_;
+    depth_ = other.depth_;
+    type_ = other.type_;
+    status_ = other.status_;
+    error_ = other.error_;
+    tokens_ = other.tokens_;
+    block_ = other.block_;
+    other.reset_moved();
+  }
+  return *this;
+}
+
+void entry::reset_moved() noexcept {
+  snapshot_ = nullptr;
+  status_ = status::empty;
+}
+
+void entry::exit() noexcept {
+  if (status_ != status::passed) {
+    return;
+  }
+  status_ = status::exited;
+  if (engine_ != nullptr) {
+    engine_->exit(*this);
+  }
+}
+
+std::string_view entry::resource() const noexcept {
+  return cluster_ != nullptr ? std::string_view(cluster_->name()) : std::string_view{};
+}
+
+}  // namespace floodgate

@@ -1,0 +1,32 @@
+#include <floodgate/node/cluster_node.hpp>
+
+namespace floodgate::node {
+
+void resource_totals::observe_duration(std::int64_t ns) noexcept {
+  const double seconds = static_cast<double>(ns) / 1e9;
+  std::size_t i = 0;
+  while (i < duration_buckets.size() && seconds > duration_buckets[i]) {
+    ++i;
+  }
+  duration[i].fetch_add(1, std::memory_order_relaxed);
+  duration_sum_ns.fetch_add(static_cast<std::uint64_t>(ns > 0 ? ns : 0),
+                            std::memory_order_relaxed);
+}
+
+std::uint64_t resource_totals::completed() const noexcept {
+  std::uint64_t n = 0;
+  for (const auto& b : duration) {
+    n += b.load(std::memory_order_relaxed);
+  }
+  return n;
+}
+
+void cluster_node::push_origin(origin_node* n) noexcept {
+  origin_node* head = origins_.load(std::memory_order_relaxed);
+  do {
+    n->next_ = head;
+  } while (!origins_.compare_exchange_weak(head, n, std::memory_order_release,
+                                           std::memory_order_relaxed));
+}
+
+}  // namespace floodgate::node

@@ -1,0 +1,209 @@
+#include <floodgate/node/node_registry.hpp>
+
+#include <bit>
+#include <functional>
+#include <new>
+
+namespace floodgate::node {
+
+std::uint64_t hash_name(std::string_view s) noexcept { return std::hash<std::string_view>{}(s); }
+
+namespace {
+
+std::uint64_t mix(std::uint64_t x) noexcept {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  x ^= x >> 33;
+  return x;
+}
+
+std::uint64_t pair_hash(const void* a, const void* b) noexcept {
+  return mix(reinterpret_cast<std::uintptr_t>(a) * 31 + reinterpret_cast<std::uintptr_t>(b));
+}
+
+}  // namespace
+
+namespace detail {
+
+template <class Node>
+node_table<Node>::node_table(std::size_t cap)
+    : cap_(cap),
+      mask_(std::bit_ceil(std::max<std::size_t>(cap * 2, 16)) - 1),
+      slots_(new std::atomic<Node*>[mask_ + 1]) {
+  for (std::size_t i = 0; i <= mask_; ++i) {
+    slots_[i].store(nullptr, std::memory_order_relaxed);
+  }
+}
+
+template <class Node>
+node_table<Node>::~node_table() {
+  for (std::size_t i = 0; i <= mask_; ++i) {
+    delete slots_[i].load(std::memory_order_relaxed);
+  }
+}
+
+template <class Node>
+template <class Eq>
+Node* node_table<Node>::find(std::uint64_t hash, Eq&& eq) const noexcept {
+  for (std::size_t i = hash & mask_;; i = (i + 1) & mask_) {
+    Node* n = slots_[i].load(std::memory_order_acquire);
+    if (n == nullptr) {
+      return nullptr;
+    }
+    if (n->hash() == hash && eq(*n)) {
+      return n;
+    }
+  }
+}
+
+template <class Node>
+template <class Eq>
+Node* node_table<Node>::insert(std::uint64_t hash, Node* fresh, Eq&& eq) noexcept {
+  if (size_.fetch_add(1, std::memory_order_relaxed) >= cap_) {
+    size_.fetch_sub(1, std::memory_order_relaxed);
+    delete fresh;
+    return nullptr;
+  }
+  for (std::size_t i = hash & mask_;; i = (i + 1) & mask_) {
+    Node* n = slots_[i].load(std::memory_order_acquire);
+    if (n == nullptr) {
+      if (slots_[i].compare_exchange_strong(n, fresh, std::memory_order_acq_rel,
+                                            std::memory_order_acquire)) {
+        return fresh;
+      }
+    }
+    if (n != nullptr && n->hash() == hash && eq(*n)) {
+      size_.fetch_sub(1, std::memory_order_relaxed);
+      delete fresh;
+      return n;
+    }
+  }
+}
+
+}  // namespace detail
+
+node_registry::node_registry(const registry_limits& limits, const stat::window_config& windows)
+    : limits_(limits),
+      windows_(windows),
+      inbound_(std::make_unique<cluster_node>("__total_inbound_traffic__", 0, windows)),
+      resources_(limits.max_resources),
+      entrances_(limits.max_contexts),
+      defaults_(limits.max_default_nodes),
+      origins_(limits.max_origin_nodes) {}
+
+node_registry::~node_registry() = default;
+
+cluster_node* node_registry::resource(std::string_view name) noexcept {
+  const auto h = hash_name(name);
+  auto eq = [name](const cluster_node& n) { return n.name() == name; };
+  if (cluster_node* n = resources_.find(h, eq)) {
+    return n;
+  }
+  cluster_node* fresh = nullptr;
+  try {
+    fresh = new cluster_node(std::string(name), h, windows_);
+  } catch (...) {
+    overflow_.resources.fetch_add(1, std::memory_order_relaxed);
+    return nullptr;
+  }
+  cluster_node* n = resources_.insert(h, fresh, eq);
+  if (n == nullptr) {
+    overflow_.resources.fetch_add(1, std::memory_order_relaxed);
+  }
+  return n;
+}
+
+const cluster_node* node_registry::find_resource(std::string_view name) const noexcept {
+  return resources_.find(hash_name(name), [name](const cluster_node& n) { return n.name() == name; });
+}
+
+entrance_node* node_registry::entrance(std::string_view name) noexcept {
+  const auto h = hash_name(name);
+  auto eq = [name](const entrance_node& n) { return n.name() == name; };
+  if (entrance_node* n = entrances_.find(h, eq)) {
+    return n;
+  }
+  entrance_node* fresh = nullptr;
+  try {
+    fresh = new entrance_node(std::string(name), h);
+  } catch (...) {
+    overflow_.contexts.fetch_add(1, std::memory_order_relaxed);
+    return nullptr;
+  }
+  entrance_node* n = entrances_.insert(h, fresh, eq);
+  if (n == nullptr) {
+    overflow_.contexts.fetch_add(1, std::memory_order_relaxed);
+  } else if (n == fresh) {
+    entrance_node* head = entrances_head_.load(std::memory_order_relaxed);
+    do {
+      fresh->next_ = head;
+    } while (!entrances_head_.compare_exchange_weak(head, fresh, std::memory_order_release,
+                                                    std::memory_order_relaxed));
+  }
+  return n;
+}
+
+const entrance_node* node_registry::find_entrance(std::string_view name) const noexcept {
+  return entrances_.find(hash_name(name),
+                         [name](const entrance_node& n) { return n.name() == name; });
+}
+
+default_node* node_registry::default_node_for(entrance_node& entrance, cluster_node& resource,
+                                              child_list& parent) noexcept {
+  const auto h = pair_hash(&entrance, &resource);
+  auto eq = [&](const default_node& n) {
+    return &n.entrance() == &entrance && &n.cluster() == &resource;
+  };
+  if (default_node* n = defaults_.find(h, eq)) {
+    return n;
+  }
+  default_node* fresh = nullptr;
+  try {
+    fresh = new default_node(resource, entrance, windows_);
+  } catch (...) {
+    overflow_.default_nodes.fetch_add(1, std::memory_order_relaxed);
+    return nullptr;
+  }
+  fresh->hash_ = h;
+  default_node* n = defaults_.insert(h, fresh, eq);
+  if (n == nullptr) {
+    overflow_.default_nodes.fetch_add(1, std::memory_order_relaxed);
+  } else if (n == fresh) {
+    parent.push(fresh);
+  }
+  return n;
+}
+
+origin_node* node_registry::origin(cluster_node& resource, std::string_view origin) noexcept {
+  if (origin.empty()) {
+    return nullptr;
+  }
+  const auto h = mix(resource.hash() ^ (hash_name(origin) * 0x9e3779b97f4a7c15ULL));
+  auto eq = [&](const origin_node& n) { return &n.owner() == &resource && n.origin() == origin; };
+  if (origin_node* n = origins_.find(h, eq)) {
+    return n;
+  }
+  origin_node* fresh = nullptr;
+  try {
+    fresh = new origin_node(resource, std::string(origin), h, windows_);
+  } catch (...) {
+    overflow_.origins.fetch_add(1, std::memory_order_relaxed);
+    return nullptr;
+  }
+  origin_node* n = origins_.insert(h, fresh, eq);
+  if (n == nullptr) {
+    overflow_.origins.fetch_add(1, std::memory_order_relaxed);
+  } else if (n == fresh) {
+    resource.push_origin(fresh);
+  }
+  return n;
+}
+
+template class detail::node_table<cluster_node>;
+template class detail::node_table<entrance_node>;
+template class detail::node_table<default_node>;
+template class detail::node_table<origin_node>;
+
+}  // namespace floodgate::node

@@ -1,0 +1,30 @@
+#include <floodgate/authority/authority_slot.hpp>
+#include <floodgate/degrade/degrade_slot.hpp>
+#include <floodgate/flow/flow_slot.hpp>
+#include <floodgate/param/param_slot.hpp>
+#include <floodgate/rules/rule_set.hpp>
+#include <floodgate/system/system_slot.hpp>
+
+#include <string>
+
+namespace floodgate {
+
+namespace {
+template <class Rule>
+void validate_section(const std::vector<Rule>& rules, std::string_view section,
+                      std::vector<rule_error>& errors) {
+  for (std::size_t i = 0; i < rules.size(); ++i) {
+    validate(rules[i], std::string(section) + "[" + std::to_string(i) + "]", errors);
+  }
+}
+}  // namespace
+
+void validate(const rule_set& rules, std::vector<rule_error>& errors) {
+  validate_section(rules.flow, "flow", errors);
+  validate_section(rules.degrade, "degrade", errors);
+  validate_section(rules.authority, "authority", errors);
+  validate_section(rules.system, "system", errors);
+  validate_section(rules.param_flow, "paramFlow", errors);
+}
+
+}  // namespace floodgate

@@ -1,0 +1,51 @@
+// Builds the check and exit contexts a rule slot sees, without the engine, for unit tests of the
+// authority, system and param-flow slots.
+#pragma once
+
+#include <floodgate/core/clock.hpp>
+#include <floodgate/core/slot.hpp>
+#include <floodgate/node/node_registry.hpp>
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace floodgate::testing {
+
+/// One resource `res` in context `ctx`, its nodes, and a manual clock.
+struct slot_harness {
+  manual_clock time{1'000'000};
+  node::node_registry registry{node::registry_limits{}, stat::window_config{}};
+  node::cluster_node& cluster = *registry.resource("res");
+  node::entrance_node& entrance = *registry.entrance("ctx");
+  node::default_node& node =
+      *registry.default_node_for(entrance, cluster, entrance.children());
+
+  check_context check(std::string_view origin = {}, entry_type type = entry_type::inbound,
+                      std::span<const param_value> args = {}, std::uint32_t acquire = 1,
+                      param_extractor params = {}) {
+    return check_context{time.now_ms(), time.now_ns(), time,     "res",    "ctx",
+                         origin,        type,          acquire,  false,    args,
+                         params,        cluster,       node,     nullptr,  registry,
+                         500};
+  }
+
+  exit_context exit(std::int64_t rt_ms = 1, bool error = false) {
+    return exit_context{time.now_ms(), time.now_ns(), time.now_ms() - rt_ms, rt_ms, error, 1,
+                        cluster,       node,          nullptr};
+  }
+
+  /// What the statistic slot records for an inbound entry that passed: pass + in-flight.
+  void record_inbound_pass(std::uint32_t n = 1) {
+    registry.inbound().add_pass(time.now_ms(), n);
+    registry.inbound().increase_concurrency();
+  }
+
+  /// What the statistic slot records when an inbound entry completes.
+  void record_inbound_exit(std::int64_t rt_ms) {
+    registry.inbound().add_rt_and_success(time.now_ms(), rt_ms, 1);
+    registry.inbound().decrease_concurrency();
+  }
+};
+
+}  // namespace floodgate::testing
