@@ -90,13 +90,11 @@ std::uint64_t statistic_node::window_pass_at(std::int64_t window_start_ms,
 }
 
 std::uint64_t statistic_node::waiting(std::int64_t now_ms) const noexcept {
+  // Future windows up to one interval ahead (Sentinel's FutureBucketLeapArray holds that many).
   std::uint64_t sum = 0;
   const auto cur = second_.window_of(now_ms);
-  for (std::int64_t w = cur + 1; w < cur + second_.sample_count(); ++w) {
+  for (std::int64_t w = cur + 1; w <= cur + second_.sample_count(); ++w) {
     sum += borrowed(w);
-  }
-  if (second_.sample_count() == 1) {
-    sum += borrowed(cur + 1);
   }
   return sum;
 }

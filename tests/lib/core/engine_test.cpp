@@ -1,0 +1,233 @@
+// Node selection, cluster building, contexts, entries and caps (Sentinel's NodeSelectorTest,
+// ClusterNodeBuilderTest, ContextTest, CtSphTest, CtEntryTest).
+#include <floodgate/core/engine.hpp>
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace floodgate {
+namespace {
+
+const entry_options inbound{.type = entry_type::inbound};
+
+struct engine_fixture : ::testing::Test {
+  manual_clock clock;
+  engine eng{engine_options{.time = &clock}};
+  std::int64_t now() const { return clock.now_ms(); }
+};
+
+using Engine = engine_fixture;
+
+TEST_F(Engine, SameResourceInTwoContextsHasTwoDefaultNodesAndOneClusterNode) {
+  context a{eng, "ctx-a"};
+  context b{eng, "ctx-b"};
+  { auto e = eng.enter(a, "res"); ASSERT_TRUE(e); }
+  { auto e = eng.enter(b, "res"); ASSERT_TRUE(e); }
+  const auto* ea = eng.nodes().find_entrance("ctx-a");
+  const auto* eb = eng.nodes().find_entrance("ctx-b");
+  ASSERT_NE(ea, nullptr);
+  ASSERT_NE(eb, nullptr);
+  const auto* na = ea->children().first();
+  const auto* nb = eb->children().first();
+  ASSERT_NE(na, nullptr);
+  ASSERT_NE(nb, nullptr);
+  EXPECT_EQ(na->next_sibling(), nullptr);  // exactly one child each
+  EXPECT_EQ(nb->next_sibling(), nullptr);
+  EXPECT_NE(na, nb);
+  EXPECT_EQ(&na->cluster(), &nb->cluster());
+  EXPECT_EQ(na->cluster().total_pass(now()), 2u);
+  EXPECT_EQ(na->total_pass(now()), 1u);
+}
+
+TEST_F(Engine, OriginGetsItsOwnNodeUnderTheClusterNode) {
+  context ctx{eng, "ctx", "caller1"};
+  { auto e = eng.enter(ctx, "res"); ASSERT_TRUE(e); }
+  const auto* cluster = eng.nodes().find_resource("res");
+  ASSERT_NE(cluster, nullptr);
+  const auto* origin = cluster->first_origin();
+  ASSERT_NE(origin, nullptr);
+  EXPECT_EQ(origin->origin(), "caller1");
+  EXPECT_EQ(origin->total_pass(now()), 1u);
+  EXPECT_EQ(origin->next(), nullptr);
+}
+
+TEST_F(Engine, EmptyOriginHasNoOriginNode) {
+  context ctx{eng, "ctx"};
+  { auto e = eng.enter(ctx, "res"); ASSERT_TRUE(e); }
+  EXPECT_EQ(eng.nodes().find_resource("res")->first_origin(), nullptr);
+}
+
+TEST_F(Engine, NestedEntriesBuildTheTree) {
+  context ctx{eng, "http-inbound"};
+  {
+    auto outer = eng.enter(ctx, "GET:/work", inbound);
+    ASSERT_TRUE(outer);
+    EXPECT_EQ(ctx.depth(), 1);
+    auto inner = eng.enter(ctx, "backend:work");
+    ASSERT_TRUE(inner);
+    EXPECT_EQ(ctx.depth(), 2);
+  }
+  EXPECT_EQ(ctx.depth(), 0);
+  const auto* root = eng.nodes().find_entrance("http-inbound");
+  const auto* outer = root->children().first();
+  ASSERT_NE(outer, nullptr);
+  EXPECT_EQ(outer->cluster().name(), "GET:/work");
+  const auto* inner = outer->children().first();
+  ASSERT_NE(inner, nullptr);
+  EXPECT_EQ(inner->cluster().name(), "backend:work");
+}
+
+TEST_F(Engine, ExitRecordsRtSuccessAndConcurrency) {
+  context ctx{eng, "ctx"};
+  auto e = eng.enter(ctx, "res", inbound);
+  ASSERT_TRUE(e);
+  const auto& cluster = *eng.nodes().find_resource("res");
+  EXPECT_EQ(cluster.concurrency(), 1);
+  EXPECT_EQ(eng.nodes().inbound().concurrency(), 1);
+  clock.advance_ms(30);
+  e.exit();
+  e.exit();  // idempotent
+  EXPECT_EQ(cluster.concurrency(), 0);
+  EXPECT_EQ(eng.nodes().inbound().concurrency(), 0);
+  EXPECT_DOUBLE_EQ(cluster.avg_rt(now()), 30.0);
+  EXPECT_EQ(cluster.total_success(now()), 1u);
+  EXPECT_EQ(cluster.totals().completed(), 1u);
+  EXPECT_EQ(cluster.totals().passed.load(), 1u);
+}
+
+TEST_F(Engine, TracedErrorCountsAsException) {
+  context ctx{eng, "ctx"};
+  {
+    auto e = eng.enter(ctx, "res");
+    ASSERT_TRUE(e);
+    e.trace_error();
+  }
+  const auto& cluster = *eng.nodes().find_resource("res");
+  EXPECT_EQ(cluster.total_exception(now()), 1u);
+  EXPECT_EQ(cluster.totals().errors.load(), 1u);
+}
+
+TEST_F(Engine, OutboundEntriesAreNotInboundTraffic) {
+  context ctx{eng, "ctx"};
+  { auto e = eng.enter(ctx, "res"); ASSERT_TRUE(e); }
+  EXPECT_EQ(eng.nodes().inbound().total_pass(now()), 0u);
+  { auto e = eng.enter(ctx, "res", inbound); ASSERT_TRUE(e); }
+  EXPECT_EQ(eng.nodes().inbound().total_pass(now()), 1u);
+}
+
+TEST_F(Engine, MovedEntryExitsExactlyOnce) {
+  context ctx{eng, "ctx"};
+  {
+    auto e = eng.enter(ctx, "res");
+    entry moved = std::move(e);
+    EXPECT_FALSE(e.passed());
+    EXPECT_TRUE(moved.passed());
+  }
+  const auto& cluster = *eng.nodes().find_resource("res");
+  EXPECT_EQ(cluster.concurrency(), 0);
+  EXPECT_EQ(cluster.totals().completed(), 1u);
+}
+
+TEST_F(Engine, EntryMayExitOnAnotherThread) {
+  context ctx{eng, "ctx"};
+  auto e = eng.enter(ctx, "res");
+  std::thread([en = std::move(e)]() mutable { en.exit(); }).join();
+  EXPECT_EQ(eng.nodes().find_resource("res")->concurrency(), 0);
+}
+
+TEST(EngineCaps, PastTheContextCapContextsAreNullAndPassUnchecked) {
+  manual_clock clock;
+  engine eng{engine_options{.limits = {.max_contexts = 3}, .time = &clock}};
+  for (int i = 0; i < 3; ++i) {
+    context c{eng, "ctx" + std::to_string(i)};
+    EXPECT_FALSE(c.is_null());
+  }
+  context overflow{eng, "abc", "bcd"};
+  EXPECT_TRUE(overflow.is_null());
+  auto e = eng.enter(overflow, "res");
+  EXPECT_TRUE(e.passed());
+  EXPECT_TRUE(e.unchecked());
+  EXPECT_EQ(eng.nodes().overflow().contexts.load(), 1u);
+  context existing{eng, "ctx1"};
+  EXPECT_FALSE(existing.is_null());
+}
+
+TEST(EngineCaps, PastTheResourceCapEntriesPassUncheckedAndAreCounted) {
+  manual_clock clock;
+  engine eng{engine_options{.limits = {.max_resources = 5}, .time = &clock}};
+  context ctx{eng, "ctx"};
+  for (int i = 0; i < 5; ++i) {
+    auto e = eng.enter(ctx, "res" + std::to_string(i));
+    EXPECT_FALSE(e.unchecked());
+  }
+  auto e = eng.enter(ctx, "one-too-many");
+  EXPECT_TRUE(e.passed());
+  EXPECT_TRUE(e.unchecked());
+  EXPECT_EQ(eng.nodes().resource_count(), 5u);
+  EXPECT_EQ(eng.nodes().overflow().resources.load(), 1u);
+  EXPECT_EQ(eng.nodes().find_resource("one-too-many"), nullptr);
+}
+
+TEST(EngineCaps, PastTheOriginCapTheResourceIsStillChecked) {
+  manual_clock clock;
+  engine eng{engine_options{.limits = {.max_origin_nodes = 1}, .time = &clock}};
+  context a{eng, "ctx", "a"};
+  context b{eng, "ctx", "b"};
+  { auto e = eng.enter(a, "res"); EXPECT_FALSE(e.unchecked()); }
+  { auto e = eng.enter(b, "res"); EXPECT_FALSE(e.unchecked()); }
+  EXPECT_EQ(eng.nodes().overflow().origins.load(), 1u);
+  EXPECT_EQ(eng.nodes().find_resource("res")->total_pass(clock.now_ms()), 2u);
+}
+
+// A user slot that blocks entries whose first argument is 1 and asks others to wait 5 ms.
+class test_slot final : public slot {
+ public:
+  explicit test_slot(int order) : order_(order) {}
+  int order() const noexcept override { return order_; }
+  slot_verdict on_entry(const check_context& ctx) noexcept override {
+    ++entries;
+    if (!ctx.args.empty() && ctx.args[0].as_integer() == 1) {
+      return slot_verdict::blocked({.retry_after = std::chrono::milliseconds(7)});
+    }
+    return slot_verdict::wait(5'000'000);
+  }
+  void on_exit(const exit_context&) noexcept override { ++exits; }
+  int entries = 0;
+  int exits = 0;
+
+ private:
+  int order_;
+};
+
+TEST_F(Engine, UserSlotsCanBlockAndAskToWait) {
+  auto s = std::make_shared<test_slot>(-2500);
+  eng.add_slot(s);
+  context ctx{eng, "ctx"};
+  const param_value block_me[] = {1};
+  auto blocked = eng.enter(ctx, "res", {.args = block_me});
+  EXPECT_TRUE(blocked.blocked());
+  EXPECT_EQ(blocked.block().reason, block_reason::custom);
+  EXPECT_EQ(blocked.block().retry_after, std::chrono::milliseconds(7));
+  {
+    auto passed = eng.enter(ctx, "res");
+    EXPECT_TRUE(passed);
+    EXPECT_EQ(passed.wait(), std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ(s->entries, 2);
+  EXPECT_EQ(s->exits, 1);
+  const auto& cluster = *eng.nodes().find_resource("res");
+  EXPECT_EQ(cluster.block_request(now()), 1u);
+  EXPECT_EQ(cluster.totals().blocked[static_cast<std::size_t>(block_reason::custom)].load(), 1u);
+  EXPECT_EQ(cluster.concurrency(), 0);
+}
+
+TEST_F(Engine, RulesVersionAdvancesOnEveryLoad) {
+  const auto v = eng.rules_version();
+  ASSERT_TRUE(eng.load_rules({}));
+  EXPECT_EQ(eng.rules_version(), v + 1);
+  EXPECT_EQ(eng.rules(), rule_set{});
+}
+
+}  // namespace
+}  // namespace floodgate
