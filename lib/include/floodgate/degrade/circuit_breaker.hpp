@@ -23,16 +23,23 @@ std::string_view to_string(breaker_state s) noexcept;
 using breaker_observer = std::function<void(breaker_state from, breaker_state to,
                                             const degrade_rule& rule, std::optional<double> value)>;
 
-/** The engine's list of breaker observers. Registering takes a lock; notifying does not.
+/** The engine's list of breaker observers. Registering takes a lock; notifying does not: the
+    list is published as an immutable copy on each add(), and every published copy is kept until
+    the registry is destroyed (observers are registered a few times per engine, not per request).
 
     @par Thread Safety
-    add() from any thread; notify() from request threads.
+    add() from any thread; notify() from request threads, concurrently with add().
 */
 class breaker_observers {
  public:
   breaker_observers();
   ~breaker_observers();
+  breaker_observers(const breaker_observers&) = delete;
+  breaker_observers& operator=(const breaker_observers&) = delete;
+
+  /// Registers `observer`; it sees every transition from now on.
   void add(breaker_observer observer);
+  /// Calls every observer in registration order; lock-free. An observer that throws is skipped.
   void notify(breaker_state from, breaker_state to, const degrade_rule& rule,
               std::optional<double> value) const noexcept;
 
@@ -42,7 +49,11 @@ class breaker_observers {
 };
 
 /** One circuit breaker (Sentinel's AbstractCircuitBreaker and its two kinds). Read-only view for
-    metrics and the admin API; the degrade slot drives it. */
+    metrics and the admin API; the degrade slot drives it.
+
+    @par Thread Safety
+    Every member may be read from any thread while requests drive the breaker.
+*/
 class circuit_breaker {
  public:
   virtual ~circuit_breaker() = default;
