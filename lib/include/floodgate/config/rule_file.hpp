@@ -3,12 +3,16 @@
 
 #include <floodgate/rules/rule_set.hpp>
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace floodgate::config {
+
+/// Largest rule file accepted (as Sentinel's file data source): 4 MiB.
+inline constexpr std::size_t max_rule_file_bytes = 4 * 1024 * 1024;
 
 /// One problem of a rule file, located. Printed as `FILE:LINE:COLUMN: PATH: message`.
 struct rule_file_error {
@@ -31,7 +35,21 @@ struct parse_result {
 
 /** Parses rule-file text (YAML; JSON is valid YAML). `file_name` is used in error locations.
     Strict: any error rejects the whole text; the rule structs are also validated as the engine
-    would (so an ok result always loads). */
+    would (so an ok result always loads).
+
+    The schema is SPEC §3: sections `flow`, `degrade`, `authority`, `system`, `paramFlow`, each a
+    list of rules with camelCase keys and an optional `name`. Enum values are names (any case,
+    aliases `thread`, `default`, `rate_limiter`, `warm_up_rate_limiter`) or Sentinel's numeric
+    codes. A null value (`key:`, `~`, JSON `null`) means "not given". To let Sentinel's rule JSON
+    paste unchanged, its extra keys are accepted in their harmless form and ignored: `id`,
+    `regex: false`, `clusterMode: false`, `clusterConfig` (flow, paramFlow), `limitApp: default`
+    where Sentinel ignores it (degrade, system, paramFlow), `paramFlowItemList` with
+    `{object, count, classType}` as a spelling of `items`. `regex: true` and `clusterMode: true`
+    are errors (not supported yet).
+
+    Errors carry the 1-based line and column of the offending value (of the key for unknown and
+    duplicate keys, of the rule for missing fields); file-level errors (unreadable, too large)
+    have line 0. At most 1000 errors are listed. */
 parse_result parse_rules(std::string_view text, std::string_view file_name);
 
 /// Reads and parses a file (size-capped). A missing, unreadable or empty file is an error.

@@ -23,7 +23,10 @@ struct reload_status {
   std::uint64_t failures = 0;
 };
 
+/// Timing of a @ref rule_file_watcher.
 struct watcher_options {
+  /// Quiet time after the last file event before reloading (a burst of editor events is one
+  /// reload). A steady stream of events still reloads within 4 × debounce of the first one.
   std::chrono::milliseconds debounce{150};
   std::chrono::milliseconds poll_interval{2000};  ///< content-hash safety net
 };
@@ -32,11 +35,17 @@ struct watcher_options {
 
     Watches the file's directory (editors' rename-on-save, ConfigMap `..data` symlink swaps,
     in-place writes, touch), debounces, re-reads, validates and publishes the complete rule set
-    atomically. A missing or rejected file keeps the last good rules. Runs on the given executor;
-    no thread of its own.
+    atomically. A missing or rejected file keeps the last good rules. Runs on the given executor
+    (through a strand); no thread of its own. Reading and parsing happen on that executor, so a
+    reload takes an I/O thread for as long as parsing the (at most 4 MiB) file takes.
+
+    An attempt is counted (and the status updated) when the file's content, or the reason it
+    cannot be read, differs from the previous attempt's: a `touch`, a poll of an unchanged file
+    or a second event for the same write is not an attempt.
 
     @par Thread Safety
-    status() from any thread.
+    start(), stop(), reload_now() and status() may be called from any thread. The engine and the
+    executor must outlive the watcher.
 */
 class rule_file_watcher {
  public:
@@ -48,8 +57,12 @@ class rule_file_watcher {
       load; on errors the engine's rules are unchanged and the caller should exit (the demo exits
       with code 2 and prints them). */
   parse_result start();
-  /// Stops watching; safe to call twice.
+  /// Stops watching; safe to call twice, from any thread.
   void stop();
+
+  /** Loads the file now, synchronously, even if its content did not change (an admin "reload"
+      action). Counted like any attempt; on errors the rules in force stay. */
+  parse_result reload_now();
 
   reload_status status() const;
 

@@ -1,0 +1,95 @@
+#include "config/directory_watch.hpp"
+
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include <cstring>
+
+namespace floodgate::config::detail {
+
+namespace {
+
+constexpr std::uint32_t watch_mask = IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE |
+                                     IN_DELETE | IN_MODIFY | IN_ATTRIB | IN_DELETE_SELF |
+                                     IN_MOVE_SELF | IN_ONLYDIR;
+
+}  // namespace
+
+directory_watch::directory_watch(const boost::asio::any_io_executor& executor)
+    : descriptor_(executor) {
+  const int fd = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  if (fd < 0) return;
+  boost::system::error_code ec;
+  descriptor_.assign(fd, ec);
+  if (ec) ::close(fd);
+}
+
+directory_watch::~directory_watch() { close(); }
+
+bool directory_watch::usable() {
+  std::lock_guard lock(mutex_);
+  return descriptor_.is_open();
+}
+
+void directory_watch::watch(const std::vector<target>& targets) {
+  std::lock_guard lock(mutex_);
+  if (!descriptor_.is_open()) return;
+  const int fd = descriptor_.native_handle();
+  std::map<int, std::set<std::string>> next;
+  for (const target& t : targets) {
+    // The same directory (inode) twice yields the same wd; the names merge.
+    const int wd = ::inotify_add_watch(fd, t.directory.c_str(), watch_mask);
+    if (wd >= 0) next[wd].insert(t.name);
+  }
+  for (const auto& [wd, names] : names_by_watch_) {
+    if (!next.contains(wd)) ::inotify_rm_watch(fd, wd);
+  }
+  names_by_watch_ = std::move(next);
+}
+
+void directory_watch::start(std::function<void()> on_change) {
+  std::lock_guard lock(mutex_);
+  on_change_ = std::move(on_change);
+  if (descriptor_.is_open()) read();
+}
+
+void directory_watch::close() {
+  std::lock_guard lock(mutex_);
+  on_change_ = nullptr;
+  boost::system::error_code ignored;
+  descriptor_.close(ignored);
+  names_by_watch_.clear();
+}
+
+bool directory_watch::relevant(int wd, std::uint32_t mask, std::string_view name) const {
+  if ((mask & (IN_Q_OVERFLOW | IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)) != 0) return true;
+  if (name.empty() || name.starts_with("..")) return true;
+  const auto it = names_by_watch_.find(wd);
+  return it != names_by_watch_.end() && it->second.contains(std::string(name));
+}
+
+void directory_watch::read() {
+  descriptor_.async_read_some(
+      boost::asio::buffer(buffer_),
+      // The callback copy keeps the owner (and so this object) alive until the handler ran.
+      [this, callback = on_change_](boost::system::error_code ec, std::size_t n) {
+        if (ec) return;  // closed (operation_aborted) or broken: polling still runs
+        bool changed = false;
+        std::unique_lock lock(mutex_);
+        for (std::size_t at = 0; at + sizeof(inotify_event) <= n;) {
+          inotify_event event;
+          std::memcpy(&event, buffer_.data() + at, sizeof event);
+          const char* name = buffer_.data() + at + sizeof event;
+          const std::string_view name_view(name, ::strnlen(name, event.len));
+          if ((event.mask & IN_IGNORED) != 0) names_by_watch_.erase(event.wd);
+          changed = changed || relevant(event.wd, event.mask, name_view);
+          at += sizeof event + event.len;
+        }
+        if (descriptor_.is_open()) read();
+        const bool open = descriptor_.is_open();
+        lock.unlock();
+        if (changed && open && callback) callback();
+      });
+}
+
+}  // namespace floodgate::config::detail

@@ -1,0 +1,64 @@
+// inotify on directories, read through Asio: tells its owner that a watched name may have changed.
+#pragma once
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+
+#include <array>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace floodgate::config::detail {
+
+/** Watches directories (never the files: editors' rename-on-save and ConfigMap symlink swaps
+    replace the file's inode) and calls `on_change` for each batch of events touching a watched
+    name, a name starting with `..` (Kubernetes' `..data` swap), the directory itself, or an
+    event-queue overflow. Spurious calls are fine: the owner compares content.
+
+    No thread of its own: events are read with an Asio stream_descriptor on the given executor.
+
+    @par Thread Safety
+    Safe to call from any thread; `on_change` is called without the internal lock held.
+*/
+class directory_watch {
+ public:
+  /// One directory to watch and the entry name in it that matters.
+  struct target {
+    std::string directory;
+    std::string name;
+  };
+
+  explicit directory_watch(const boost::asio::any_io_executor& executor);
+  ~directory_watch();
+  directory_watch(const directory_watch&) = delete;
+  directory_watch& operator=(const directory_watch&) = delete;
+
+  /// False when inotify is unavailable (then only polling sees changes).
+  bool usable();
+
+  /** Makes the watch set exactly `targets` (re-adding watches lost when a directory was
+      replaced). Directories that cannot be watched now are retried on the next call. */
+  void watch(const std::vector<target>& targets);
+
+  /// Starts reading events; `on_change` runs on the executor. Call once.
+  void start(std::function<void()> on_change);
+
+  /// Stops reading and releases the inotify descriptor; safe to call twice.
+  void close();
+
+ private:
+  void read();  // with mutex_ held
+  bool relevant(int wd, std::uint32_t mask, std::string_view name) const;
+
+  std::mutex mutex_;  // guards everything below against the read handler
+  boost::asio::posix::stream_descriptor descriptor_;
+  std::function<void()> on_change_;
+  std::map<int, std::set<std::string>> names_by_watch_;  // wd → names that matter in it
+  alignas(8) std::array<char, 16 * 1024> buffer_{};
+};
+
+}  // namespace floodgate::config::detail

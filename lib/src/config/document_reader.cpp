@@ -1,0 +1,78 @@
+#include "config/document_reader.hpp"
+
+#include <algorithm>
+#include <string>
+#include <tuple>
+
+namespace floodgate::config::detail {
+
+location location_of(const YAML::Node& node) noexcept {
+  const YAML::Mark mark = node.Mark();
+  if (mark.is_null() || mark.line < 0 || mark.column < 0) return {};
+  return {mark.line + 1, mark.column + 1};
+}
+
+node_path node_path::key(std::string_view canonical_key, std::string_view actual_key) const {
+  auto join = [](const std::string& parent, std::string_view k) {
+    return parent.empty() ? std::string(k) : parent + "." + std::string(k);
+  };
+  return {join(canonical, canonical_key), join(actual, actual_key)};
+}
+
+node_path node_path::index(std::size_t i) const {
+  const std::string suffix = "[" + std::to_string(i) + "]";
+  return {canonical + suffix, actual + suffix};
+}
+
+void document_reader::error(location at, std::string path, std::string message) {
+  if (capped_) return;
+  if (errors_.size() == max_errors) {
+    capped_ = true;
+    errors_.push_back({file_, at.line, at.column, {}, "too many errors; stopping here"});
+    return;
+  }
+  error_paths_.insert(path);
+  errors_.push_back({file_, at.line, at.column, std::move(path), std::move(message)});
+}
+
+bool document_reader::has_error_on(const std::string& actual_path) const {
+  return error_paths_.contains(actual_path);
+}
+
+void document_reader::remember(const node_path& path, location at) {
+  places_.insert_or_assign(path.canonical, place{path.actual, at});
+}
+
+document_reader::located_path document_reader::resolve(std::string_view canonical) const {
+  std::string prefix(canonical);
+  while (!prefix.empty()) {
+    if (auto it = places_.find(prefix); it != places_.end()) {
+      return {it->second.actual + std::string(canonical.substr(prefix.size())), it->second.at};
+    }
+    // Drop the last component: `.key` or `[index]`.
+    const auto cut = prefix.find_last_of(".[");
+    if (cut == std::string::npos) break;
+    prefix.resize(cut);
+  }
+  return {std::string(canonical), {}};
+}
+
+bool document_reader::spend(location at) {
+  if (over_budget_) return false;
+  if (++values_ <= max_values) return true;
+  over_budget_ = true;
+  error(at, {}, "too many values (more than " + std::to_string(max_values) +
+                    ", counting each use of an alias)");
+  return false;
+}
+
+std::vector<rule_file_error> document_reader::take_errors() {
+  // The cap line stays last; everything before it is sorted by position.
+  auto end = capped_ ? errors_.end() - 1 : errors_.end();
+  std::stable_sort(errors_.begin(), end, [](const rule_file_error& a, const rule_file_error& b) {
+    return std::tie(a.line, a.column) < std::tie(b.line, b.column);
+  });
+  return std::move(errors_);
+}
+
+}  // namespace floodgate::config::detail

@@ -1,0 +1,125 @@
+// Typed, strict access to one YAML mapping of a rule file (internal to the parser).
+#pragma once
+
+#include "config/document_reader.hpp"
+#include "config/enum_names.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace floodgate::config::detail {
+
+/// A key a mapping may hold; `alias` is another spelling of it (Sentinel's JSON name).
+struct key_spec {
+  std::string_view name;
+  std::string_view alias = {};
+};
+
+/// Whether a field must be given. A null value (`key:`, `~`, JSON `null`) counts as not given.
+enum class presence : std::uint8_t { optional, required };
+
+/** Reads one mapping strictly. Construction reports keys that are not strings, unknown and
+    duplicated; the accessors convert values, reporting wrong types and unknown enum names at the
+    value's position. Every value read is remembered in the document_reader for later location.
+
+    A YAML::Node is only ever copied into this reader (never assigned to: yaml-cpp's assignment
+    writes through to the document). Not thread-safe, like yaml-cpp itself. */
+class map_reader {
+ public:
+  /// `map` must be a mapping (the caller checks, to word its own message).
+  map_reader(document_reader& doc, const YAML::Node& map, node_path path,
+             std::initializer_list<key_spec> keys);
+
+  const node_path& path() const noexcept { return path_; }
+  location where() const noexcept { return at_; }
+  document_reader& doc() noexcept { return doc_; }
+
+  /// True when `key` is given with a non-null value.
+  bool has(std::string_view key) const { return node(key) != nullptr; }
+  /// The value of `key`; null when absent or a YAML null.
+  const YAML::Node* node(std::string_view key) const;
+  /// The path of `key` (in the file's spelling when given under its alias).
+  node_path path_of(std::string_view key) const;
+  /// The position of `key`'s value, else of the key, else of the mapping.
+  location where(std::string_view key) const;
+
+  /// Reports an error about `key`'s value.
+  void error(std::string_view key, std::string message);
+  /// Reports a missing required field at the mapping's position.
+  void missing(std::string_view key);
+
+  std::optional<std::string> string(std::string_view key, presence p = presence::optional);
+  std::optional<double> number(std::string_view key, presence p = presence::optional);
+  std::optional<std::int32_t> integer(std::string_view key, presence p = presence::optional);
+  std::optional<bool> boolean(std::string_view key);
+
+  template <class Enum>
+  std::optional<Enum> enumeration(std::string_view key, const enum_table<Enum>& table,
+                                  presence p = presence::optional) {
+    const YAML::Node* n = present(key, p);
+    if (n == nullptr) return std::nullopt;
+    if (!n->IsScalar()) return type_error(key, *n, "a name"), std::nullopt;
+    const std::string& text = n->Scalar();
+    for (const auto& e : table.names) {
+      if (equals_ignoring_case(text, e.name)) return e.value;
+    }
+    if (table.numeric_codes && plain(*n)) {
+      if (auto code = parse_integer(text)) {
+        for (const auto& e : table.names) {
+          if (static_cast<std::int64_t>(e.value) == *code) return e.value;
+        }
+      }
+    }
+    error(key, "unknown value \"" + abbreviate(text) + "\"; expected " + expected(table));
+    return std::nullopt;
+  }
+
+  /// Whether `node` is an untagged plain scalar (numbers and booleans must be).
+  static bool plain(const YAML::Node& node);
+  /// `text` cut to a readable length for messages.
+  static std::string abbreviate(std::string_view text);
+
+ private:
+  struct field {
+    const key_spec* spec;
+    std::string_view spelled;  // points into spec
+    YAML::Node value;
+    location key_at;
+  };
+
+  const field* find(std::string_view key) const;
+  const YAML::Node* present(std::string_view key, presence p);
+  void type_error(std::string_view key, const YAML::Node& value, std::string_view wanted);
+
+  static bool equals_ignoring_case(std::string_view a, std::string_view b);
+  static std::optional<std::int64_t> parse_integer(std::string_view text);
+
+  template <class Enum>
+  static std::string expected(const enum_table<Enum>& table) {
+    std::string out;
+    for (std::size_t i = 0; i < table.names.size(); ++i) {
+      // Aliases are accepted but not advertised.
+      if (table.name_of(table.names[i].value) != table.names[i].name) continue;
+      if (!out.empty()) out += " | ";
+      out += table.names[i].name;
+      if (table.numeric_codes) {
+        out += " (" + std::to_string(static_cast<int>(table.names[i].value)) + ")";
+      }
+    }
+    return out;
+  }
+
+  document_reader& doc_;
+  node_path path_;
+  location at_;
+  std::vector<key_spec> keys_;
+  std::vector<field> fields_;
+};
+
+}  // namespace floodgate::config::detail

@@ -1,0 +1,132 @@
+#include <floodgate/config/rule_file.hpp>
+
+#include "config/document_reader.hpp"
+#include "config/file_text.hpp"
+#include "config/rule_sections.hpp"
+#include "config/text_check.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <charconv>
+#include <new>
+
+namespace floodgate::config {
+
+namespace {
+
+using detail::clean_rules;
+using detail::document_reader;
+using detail::location;
+
+/** Runs every rule type's own validation (floodgate::validate) on the rules that passed the
+    schema checks, and reports what it finds at the offending values. Rules with schema errors
+    are left out: their defaults would only cause follow-on errors. */
+void validate_rules(document_reader& doc, const rule_set& rules, const clean_rules& clean) {
+  rule_set kept;
+  // kept index → file index, per section, to translate validate()'s paths back.
+  std::vector<std::pair<std::string_view, std::vector<std::size_t>>> indices;
+  auto keep = [&](std::string_view name, const auto& all, auto& out, const std::vector<bool>& ok) {
+    std::vector<std::size_t> map;
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      if (i < ok.size() && ok[i]) {
+        out.push_back(all[i]);
+        map.push_back(i);
+      }
+    }
+    indices.emplace_back(name, std::move(map));
+  };
+  keep("flow", rules.flow, kept.flow, clean.flow);
+  keep("degrade", rules.degrade, kept.degrade, clean.degrade);
+  keep("authority", rules.authority, kept.authority, clean.authority);
+  keep("system", rules.system, kept.system, clean.system);
+  keep("paramFlow", rules.param_flow, kept.param_flow, clean.param_flow);
+
+  std::vector<rule_error> errors;
+  validate(kept, errors);
+  for (const rule_error& e : errors) {
+    std::string canonical = e.path;
+    for (const auto& [name, map] : indices) {
+      // `name[k]...` → `name[file index]...`
+      const std::string_view p = e.path;
+      if (p.size() <= name.size() + 2 || p.substr(0, name.size()) != name ||
+          p[name.size()] != '[') {
+        continue;
+      }
+      std::size_t k = 0;
+      const char* first = p.data() + name.size() + 1;
+      const auto [end, ec] = std::from_chars(first, p.data() + p.size(), k);
+      if (ec != std::errc{} || end == p.data() + p.size() || *end != ']' || k >= map.size()) {
+        continue;
+      }
+      canonical = std::string(name) + "[" + std::to_string(map[k]) + std::string(end);
+      break;
+    }
+    auto resolved = doc.resolve(canonical);
+    if (doc.has_error_on(resolved.path)) continue;  // already said, in schema terms
+    doc.error(resolved.at, std::move(resolved.path), e.message);
+  }
+}
+
+parse_result finish(document_reader& doc, std::optional<rule_set> rules) {
+  parse_result result;
+  result.errors = doc.take_errors();
+  if (result.errors.empty()) result.rules = std::move(rules);
+  return result;
+}
+
+}  // namespace
+
+parse_result parse_rules(std::string_view text, std::string_view file_name) {
+  document_reader doc{std::string(file_name)};
+  if (text.size() > max_rule_file_bytes) {
+    doc.error({}, {}, "file is too large (" + std::to_string(text.size()) +
+                          " bytes; the limit is " + std::to_string(max_rule_file_bytes) + ")");
+    return finish(doc, std::nullopt);
+  }
+  if (auto problem = detail::check_text(text)) {
+    doc.error(problem->at, {}, std::move(problem->message));
+    return finish(doc, std::nullopt);
+  }
+  constexpr std::string_view empty_message =
+      "file is empty (a half-written file?); write {} or flow: [] for no rules";
+  if (detail::blank_or_comments(text)) {
+    doc.error({1, 1}, {}, std::string(empty_message));
+    return finish(doc, std::nullopt);
+  }
+  rule_set rules;
+  try {
+    const std::vector<YAML::Node> documents = YAML::LoadAll(std::string(text));
+    if (documents.empty() || documents.front().IsNull()) {
+      doc.error({1, 1}, {}, std::string(empty_message));
+    } else if (documents.size() > 1) {
+      doc.error(detail::location_of(documents[1]), {},
+                "only one YAML document is allowed per rule file");
+    } else if (!documents.front().IsMap()) {
+      doc.error(detail::location_of(documents.front()), {},
+                "must be a mapping of rule sections (flow, degrade, authority, system, "
+                "paramFlow)");
+    } else {
+      clean_rules clean;
+      detail::read_rule_document(doc, documents.front(), rules, clean);
+      if (!doc.exhausted()) validate_rules(doc, rules, clean);
+    }
+  } catch (const YAML::Exception& e) {
+    const location at = e.mark.is_null() ? location{} : location{e.mark.line + 1, e.mark.column + 1};
+    doc.error(at, {}, "YAML syntax error: " + e.msg);
+  } catch (const std::bad_alloc&) {
+    doc.error({}, {}, "out of memory while parsing");
+  }
+  return finish(doc, std::move(rules));
+}
+
+parse_result read_rule_file(const std::string& path) {
+  detail::file_text file = detail::read_file_text(path);
+  if (!file.ok()) {
+    document_reader doc{path};
+    doc.error({}, {}, std::move(file.error));
+    return finish(doc, std::nullopt);
+  }
+  return parse_rules(file.text, path);
+}
+
+}  // namespace floodgate::config

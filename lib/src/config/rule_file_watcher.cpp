@@ -1,0 +1,173 @@
+#include <floodgate/config/rule_file_watcher.hpp>
+
+#include "config/directory_watch.hpp"
+#include "config/file_text.hpp"
+
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <functional>
+#include <mutex>
+#include <optional>
+
+namespace floodgate::config {
+
+namespace asio = boost::asio;
+
+struct rule_file_watcher::impl : std::enable_shared_from_this<impl> {
+  impl(const asio::any_io_executor& executor, engine& eng, std::string file,
+       watcher_options opts)
+      : strand(asio::make_strand(executor)),
+        target(eng),
+        path(std::move(file)),
+        options(opts),
+        watch(strand),
+        debounce(strand),
+        poll(strand) {
+    status.file = path;
+  }
+
+  /// Loads the file unless its content (or read error) is the previous attempt's. Needs `work`.
+  std::optional<parse_result> attempt(bool force) {
+    update_watches();
+    detail::file_text file = detail::read_file_text(path);
+    // Errors and contents hash apart: an unreadable file and one containing the message differ.
+    const std::size_t fingerprint =
+        file.ok() ? std::hash<std::string>{}(file.text) : ~std::hash<std::string>{}(file.error);
+    if (!force && last_fingerprint == fingerprint) return std::nullopt;
+    last_fingerprint = fingerprint;
+
+    parse_result result;
+    if (file.ok()) {
+      result = parse_rules(file.text, path);
+    } else {
+      result.errors.push_back({path, 0, 0, {}, std::move(file.error)});
+    }
+    if (result.ok()) {
+      const load_result loaded = target.load_rules(*result.rules);
+      if (!loaded) {
+        result.rules.reset();
+        for (const rule_error& e : loaded.errors) {
+          result.errors.push_back({path, 0, 0, e.path, e.message});
+        }
+      }
+    }
+    record(result);
+    return result;
+  }
+
+  void record(const parse_result& result) {
+    const auto now = std::chrono::system_clock::now().time_since_epoch();
+    std::lock_guard lock(status_mutex);
+    status.time_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(now).count();
+    status.ok = result.ok();
+    status.error = result.ok() ? std::string() : result.error_text();
+    ++(result.ok() ? status.successes : status.failures);
+  }
+
+  /** Watches the directory of the path as given (rename-on-save, `..data` swaps) and, when the
+      path is a symlink, the directory of its current target (in-place edits there). */
+  void update_watches() {
+    namespace fs = std::filesystem;
+    const fs::path given(path);
+    auto target_of = [](const fs::path& p) {
+      const fs::path dir = p.parent_path();
+      return detail::directory_watch::target{dir.empty() ? "." : dir.string(),
+                                             p.filename().string()};
+    };
+    std::vector<detail::directory_watch::target> targets{target_of(given)};
+    std::error_code ec;
+    const fs::path resolved = fs::canonical(given, ec);
+    if (!ec) targets.push_back(target_of(resolved));
+    watch.watch(targets);
+  }
+
+  /// A file event: (re)start the debounce, bounded so a stream of events still reloads.
+  void on_event() {
+    std::lock_guard lock(work);
+    if (stopped) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (!pending) {
+      pending = true;
+      pending_since = now;
+    }
+    debounce.expires_at(std::min(now + options.debounce, pending_since + 4 * options.debounce));
+    debounce.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+      if (ec) return;  // restarted or stopped
+      std::lock_guard relock(self->work);
+      if (self->stopped) return;
+      self->pending = false;
+      self->attempt(false);
+    });
+  }
+
+  void arm_poll() {
+    poll.expires_after(options.poll_interval);
+    poll.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+      if (ec) return;
+      std::lock_guard lock(self->work);
+      if (self->stopped) return;
+      self->attempt(false);
+      self->arm_poll();
+    });
+  }
+
+  asio::strand<asio::any_io_executor> strand;
+  engine& target;
+  const std::string path;
+  const watcher_options options;
+
+  std::mutex work;  // serialises attempts, start/stop and every use of the Asio objects below
+  detail::directory_watch watch;
+  asio::steady_timer debounce;
+  asio::steady_timer poll;
+  bool started = false;
+  bool stopped = false;
+  bool pending = false;
+  std::chrono::steady_clock::time_point pending_since;
+  std::optional<std::size_t> last_fingerprint;
+
+  mutable std::mutex status_mutex;
+  reload_status status;
+};
+
+rule_file_watcher::rule_file_watcher(asio::any_io_executor executor, engine& eng,
+                                     std::string path, watcher_options options)
+    : impl_(std::make_shared<impl>(executor, eng, std::move(path), options)) {}
+
+rule_file_watcher::~rule_file_watcher() { stop(); }
+
+parse_result rule_file_watcher::start() {
+  std::lock_guard lock(impl_->work);
+  parse_result result = *impl_->attempt(true);
+  if (!impl_->started && !impl_->stopped) {
+    impl_->started = true;
+    // The callback holds the impl until stop() closes the watch (the cycle is broken there).
+    impl_->watch.start([self = impl_] { self->on_event(); });
+    impl_->arm_poll();
+  }
+  return result;
+}
+
+void rule_file_watcher::stop() {
+  std::lock_guard lock(impl_->work);
+  if (impl_->stopped) return;
+  impl_->stopped = true;
+  impl_->watch.close();
+  impl_->debounce.cancel();
+  impl_->poll.cancel();
+}
+
+parse_result rule_file_watcher::reload_now() {
+  std::lock_guard lock(impl_->work);
+  return *impl_->attempt(true);
+}
+
+reload_status rule_file_watcher::status() const {
+  std::lock_guard lock(impl_->status_mutex);
+  return impl_->status;
+}
+
+}  // namespace floodgate::config

@@ -1,0 +1,312 @@
+#include "config/rule_sections.hpp"
+
+#include "config/map_reader.hpp"
+
+#include <algorithm>
+#include <string>
+
+namespace floodgate::config::detail {
+
+namespace {
+
+constexpr std::string_view nonnegative = "must be >= 0";
+constexpr std::string_view positive = "must be > 0";
+
+/// Reads a number that must be >= `min` (or > 0 when `strictly_positive`).
+template <class T, class Read>
+void read_at_least(map_reader& m, std::string_view key, T& out, bool strictly_positive,
+                   presence p, Read read) {
+  if (auto v = (m.*read)(key, p)) {
+    if (strictly_positive ? *v <= 0 : *v < 0) {
+      m.error(key, std::string(strictly_positive ? positive : nonnegative));
+    }
+    out = *v;
+  }
+}
+
+void read_count(map_reader& m, std::string_view key, double& out, presence p) {
+  read_at_least(m, key, out, false, p, &map_reader::number);
+}
+
+void read_int(map_reader& m, std::string_view key, std::int32_t& out, bool strictly_positive) {
+  read_at_least(m, key, out, strictly_positive, presence::optional, &map_reader::integer);
+}
+
+void read_ratio(map_reader& m, std::string_view key, double& out) {
+  if (auto v = m.number(key)) {
+    if (*v < 0 || *v > 1) m.error(key, "must be between 0 and 1");
+    out = *v;
+  }
+}
+
+void read_name_and_resource(map_reader& m, std::string& name, std::string& resource) {
+  if (auto v = m.string("name")) name = *v;
+  if (auto v = m.string("resource", presence::required)) {
+    if (v->empty()) m.error("resource", "must not be empty");
+    resource = *v;
+  }
+}
+
+/** Keys Sentinel's rule JSON carries that mean nothing here: accepted in their harmless form so
+    that Sentinel rules paste unchanged, rejected where they would ask for something unsupported. */
+void read_sentinel_extras(map_reader& m) {
+  if (const YAML::Node* id = m.node("id"); id != nullptr && !id->IsScalar()) {
+    m.error("id", "must be a number or a string");
+  }
+  if (m.boolean("regex").value_or(false)) {
+    m.error("regex", "regular-expression resources are not supported");
+  }
+  if (m.boolean("clusterMode").value_or(false)) {
+    m.error("clusterMode", "cluster flow control is not supported yet");
+  }
+  if (const YAML::Node* c = m.node("clusterConfig"); c != nullptr && !c->IsMap()) {
+    m.error("clusterConfig", "must be a mapping");
+  }
+}
+
+/// `limitApp` where Sentinel ignores it (degrade, system, paramFlow): only its default is allowed.
+void read_ignored_limit_app(map_reader& m) {
+  if (auto v = m.string("limitApp"); v && !v->empty() && *v != "default") {
+    m.error("limitApp", "is not supported on this rule type (only \"default\")");
+  }
+}
+
+flow_rule read_flow(map_reader& m) {
+  flow_rule r;
+  read_name_and_resource(m, r.name, r.resource);
+  if (auto v = m.enumeration("grade", flow_grades)) r.grade = *v;
+  read_count(m, "count", r.count, presence::required);
+  if (auto v = m.string("limitApp")) r.limit_app = *v;
+  const auto strategy = m.enumeration("strategy", flow_strategies);
+  if (strategy) r.strategy = *strategy;
+  if (auto v = m.string("refResource")) r.ref_resource = *v;
+  if (strategy && *strategy != flow_strategy::direct && r.ref_resource.empty()) {
+    m.error("refResource", std::string("is required when strategy is ") +
+                               (*strategy == flow_strategy::relate ? "relate" : "chain"));
+  }
+  const auto behavior = m.enumeration("controlBehavior", control_behaviors);
+  if (behavior) r.behavior = *behavior;
+  read_int(m, "warmUpPeriodSec", r.warm_up_period_sec, true);
+  read_int(m, "maxQueueingTimeMs", r.max_queueing_time_ms, false);
+  if (behavior && *behavior != control_behavior::reject && r.grade == flow_grade::concurrency) {
+    m.error("controlBehavior", "must be reject for concurrency rules");
+  }
+  const bool throttles = r.behavior == control_behavior::throttling ||
+                         r.behavior == control_behavior::warm_up_throttling;
+  if (throttles && r.max_queueing_time_ms == 0) {
+    m.error("maxQueueingTimeMs", "must be > 0 for throttling");
+  }
+  if (auto v = m.boolean("dryRun")) r.dry_run = *v;
+  read_sentinel_extras(m);
+  return r;
+}
+
+degrade_rule read_degrade(map_reader& m) {
+  degrade_rule r;
+  read_name_and_resource(m, r.name, r.resource);
+  const auto grade = m.enumeration("grade", degrade_grades);
+  if (grade) r.grade = *grade;
+  read_count(m, "count", r.count, presence::required);
+  if (grade == degrade_grade::error_ratio && r.count > 1) {
+    m.error("count", "must be between 0 and 1 for error_ratio");
+  }
+  read_ratio(m, "slowRatioThreshold", r.slow_ratio_threshold);
+  read_int(m, "minRequestAmount", r.min_request_amount, true);
+  read_int(m, "statIntervalMs", r.stat_interval_ms, true);
+  read_at_least(m, "timeWindow", r.time_window_sec, true, presence::required,
+                &map_reader::integer);
+  read_ignored_limit_app(m);
+  read_sentinel_extras(m);
+  return r;
+}
+
+authority_rule read_authority(map_reader& m) {
+  authority_rule r;
+  read_name_and_resource(m, r.name, r.resource);
+  if (auto v = m.enumeration("strategy", authority_strategies)) r.strategy = *v;
+  if (auto v = m.string("limitApp", presence::required)) {
+    if (v->empty()) m.error("limitApp", "must not be empty");
+    r.limit_app = *v;
+  }
+  read_sentinel_extras(m);
+  return r;
+}
+
+system_rule read_system(map_reader& m) {
+  system_rule r;
+  if (auto v = m.string("name")) r.name = *v;
+  if (auto v = m.number("highestSystemLoad")) r.highest_system_load = *v;
+  if (auto v = m.number("highestCpuUsage")) {
+    if (*v > 1) m.error("highestCpuUsage", "must be between 0 and 1 (or negative: off)");
+    r.highest_cpu_usage = *v;
+  }
+  if (auto v = m.number("avgRt")) r.avg_rt = *v;
+  if (auto v = m.number("maxThread")) r.max_thread = *v;
+  if (auto v = m.number("qps")) r.qps = *v;
+  if (auto v = m.string("resource"); v && !v->empty()) {
+    m.error("resource", "system rules are global; remove resource");
+  }
+  read_ignored_limit_app(m);
+  read_sentinel_extras(m);
+  return r;
+}
+
+param_selector read_param_selector(map_reader& m) {
+  param_selector s;
+  if (auto v = m.enumeration("from", param_sources, presence::required)) s.from = *v;
+  if (auto v = m.string("name")) s.name = *v;
+  const bool named = s.from == param_source::header || s.from == param_source::query;
+  if (m.has("from") && named && s.name.empty()) {
+    m.error("name", "is required when from is header or query");
+  } else if (!named && !s.name.empty()) {
+    m.error("name", "must be empty when from is client_ip or origin");
+  }
+  return s;
+}
+
+std::vector<param_flow_item> read_param_items(map_reader& m) {
+  std::vector<param_flow_item> items;
+  const YAML::Node* list = m.node("items");
+  if (list == nullptr) return items;
+  if (!list->IsSequence()) {
+    m.error("items", "must be a list of {value, count}");
+    return items;
+  }
+  const node_path list_path = m.path_of("items");
+  std::size_t i = 0;
+  for (auto it = list->begin(); it != list->end() && !m.doc().exhausted(); ++it, ++i) {
+    const YAML::Node element = *it;
+    const node_path path = list_path.index(i);
+    if (!element.IsMap()) {
+      m.doc().error(location_of(element), path.actual, "must be a mapping {value, count}");
+      continue;
+    }
+    map_reader item(m.doc(), element, path, {{"value", "object"}, {"count"}, {"classType"}});
+    param_flow_item out;
+    if (auto v = item.string("value", presence::required)) out.value = *v;
+    read_count(item, "count", out.count, presence::required);
+    item.string("classType");  // Sentinel's Java type name; values are matched as text
+    for (std::size_t j = 0; j < items.size(); ++j) {
+      if (item.has("value") && items[j].value == out.value) {
+        item.error("value", "duplicate value \"" + map_reader::abbreviate(out.value) +
+                                "\" (first at " + list_path.actual + "[" + std::to_string(j) +
+                                "])");
+        break;
+      }
+    }
+    items.push_back(std::move(out));
+  }
+  return items;
+}
+
+param_flow_rule read_param_flow(map_reader& m) {
+  param_flow_rule r;
+  read_name_and_resource(m, r.name, r.resource);
+  if (const YAML::Node* p = m.node("param")) {
+    if (p->IsMap()) {
+      map_reader selector(m.doc(), *p, m.path_of("param"), {{"from"}, {"name"}});
+      r.param = read_param_selector(selector);
+    } else {
+      m.error("param", "must be a mapping {from, name}");
+    }
+  }
+  r.param_idx = m.integer("paramIdx");
+  if (m.has("param") && m.has("paramIdx")) {
+    m.error("paramIdx", "param and paramIdx are mutually exclusive");
+  } else if (!m.has("param") && !m.has("paramIdx")) {
+    m.doc().error(m.where(), m.path().actual, "one of param or paramIdx is required");
+  }
+  if (auto v = m.enumeration("grade", flow_grades)) r.grade = *v;
+  read_count(m, "count", r.count, presence::required);
+  read_int(m, "burstCount", r.burst_count, false);
+  read_int(m, "durationInSec", r.duration_in_sec, true);
+  if (auto v = m.enumeration("controlBehavior", control_behaviors)) {
+    if (*v != control_behavior::reject && *v != control_behavior::throttling) {
+      m.error("controlBehavior", "must be reject or throttling for paramFlow rules");
+    }
+    r.behavior = *v;
+  }
+  read_int(m, "maxQueueingTimeMs", r.max_queueing_time_ms, false);
+  r.items = read_param_items(m);
+  read_ignored_limit_app(m);
+  read_sentinel_extras(m);
+  return r;
+}
+
+/// Authority: Sentinel keeps only the first rule of a resource; here a second one is an error.
+void check_one_authority_rule_per_resource(document_reader& doc, const node_path& section,
+                                           const std::vector<authority_rule>& rules) {
+  for (std::size_t i = 1; i < rules.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (!rules[i].resource.empty() && rules[i].resource == rules[j].resource) {
+        const auto at = doc.resolve(section.index(i).canonical + ".resource");
+        doc.error(at.at, at.path,
+                  "a resource has at most one authority rule (first at " +
+                      section.index(j).actual + ")");
+        break;
+      }
+    }
+  }
+}
+
+template <class Rule, class Read>
+void read_section(map_reader& root, std::string_view key, std::vector<Rule>& out,
+                  std::vector<bool>& clean, std::initializer_list<key_spec> keys, Read read) {
+  const YAML::Node* list = root.node(key);
+  if (list == nullptr) return;
+  if (!list->IsSequence()) {
+    root.error(key, "must be a list of rules");
+    return;
+  }
+  document_reader& doc = root.doc();
+  const node_path section = root.path_of(key);
+  std::size_t i = 0;
+  for (auto it = list->begin(); it != list->end() && !doc.exhausted(); ++it, ++i) {
+    const YAML::Node element = *it;
+    const node_path path = section.index(i);
+    if (!doc.spend(location_of(element))) return;
+    if (!element.IsMap()) {
+      doc.error(location_of(element), path.actual, "must be a mapping (one rule)");
+      continue;
+    }
+    const std::size_t errors_before = doc.error_count();
+    map_reader rule(doc, element, path, keys);
+    out.push_back(read(rule));
+    clean.push_back(doc.error_count() == errors_before);
+  }
+}
+
+}  // namespace
+
+void read_rule_document(document_reader& doc, const YAML::Node& root, rule_set& out,
+                        clean_rules& clean) {
+  map_reader top(doc, root, {},
+                 {{"flow"}, {"degrade"}, {"authority"}, {"system"}, {"paramFlow"}});
+  read_section(top, "flow", out.flow, clean.flow,
+               {{"name"}, {"resource"}, {"grade"}, {"count"}, {"limitApp"}, {"strategy"},
+                {"refResource"}, {"controlBehavior"}, {"warmUpPeriodSec"},
+                {"maxQueueingTimeMs"}, {"dryRun"}, {"id"}, {"regex"}, {"clusterMode"},
+                {"clusterConfig"}},
+               read_flow);
+  read_section(top, "degrade", out.degrade, clean.degrade,
+               {{"name"}, {"resource"}, {"grade"}, {"count"}, {"slowRatioThreshold"},
+                {"minRequestAmount"}, {"statIntervalMs"}, {"timeWindow"}, {"limitApp"}, {"id"},
+                {"regex"}},
+               read_degrade);
+  read_section(top, "authority", out.authority, clean.authority,
+               {{"name"}, {"resource"}, {"strategy"}, {"limitApp"}, {"id"}, {"regex"}},
+               read_authority);
+  check_one_authority_rule_per_resource(doc, top.path_of("authority"), out.authority);
+  read_section(top, "system", out.system, clean.system,
+               {{"name"}, {"highestSystemLoad"}, {"highestCpuUsage"}, {"avgRt"}, {"maxThread"},
+                {"qps"}, {"resource"}, {"limitApp"}, {"id"}, {"regex"}},
+               read_system);
+  read_section(top, "paramFlow", out.param_flow, clean.param_flow,
+               {{"name"}, {"resource"}, {"param"}, {"paramIdx"}, {"grade"}, {"count"},
+                {"burstCount"}, {"durationInSec"}, {"controlBehavior"}, {"maxQueueingTimeMs"},
+                {"items", "paramFlowItemList"}, {"limitApp"}, {"id"}, {"regex"},
+                {"clusterMode"}, {"clusterConfig"}},
+               read_param_flow);
+}
+
+}  // namespace floodgate::config::detail

@@ -1,0 +1,79 @@
+#include "config/text_check.hpp"
+
+#include <cstdio>
+
+namespace floodgate::config::detail {
+
+namespace {
+
+/// Length of the well-formed UTF-8 sequence at `s[i]`, or 0 (overlong, surrogate, > U+10FFFF).
+std::size_t utf8_length(std::string_view s, std::size_t i) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char b0 = byte(i);
+  std::size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xBF;
+  if (b0 < 0x80) return 1;
+  if (b0 >= 0xC2 && b0 <= 0xDF) n = 2;
+  else if (b0 >= 0xE0 && b0 <= 0xEF) {
+    n = 3;
+    if (b0 == 0xE0) lo = 0xA0;
+    if (b0 == 0xED) hi = 0x9F;
+  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
+    n = 4;
+    if (b0 == 0xF0) lo = 0x90;
+    if (b0 == 0xF4) hi = 0x8F;
+  } else {
+    return 0;
+  }
+  if (i + n > s.size()) return 0;
+  if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
+  for (std::size_t k = 2; k < n; ++k) {
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
+  }
+  return n;
+}
+
+}  // namespace
+
+std::optional<text_problem> check_text(std::string_view text) {
+  int line = 1;
+  int column = 1;
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const bool control = (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F;
+    if (control) {
+      char code[8];
+      std::snprintf(code, sizeof code, "%02X", c);
+      return text_problem{{line, column},
+                          std::string("not a text file: control character 0x") + code};
+    }
+    const std::size_t n = utf8_length(text, i);
+    if (n == 0) return text_problem{{line, column}, "not a text file: invalid UTF-8"};
+    if (c == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+    i += n;
+  }
+  return std::nullopt;
+}
+
+bool blank_or_comments(std::string_view text) {
+  bool in_comment = false;
+  for (const char c : text) {
+    if (c == '\n') {
+      in_comment = false;
+    } else if (in_comment || c == ' ' || c == '\t' || c == '\r') {
+      continue;
+    } else if (c == '#') {
+      in_comment = true;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace floodgate::config::detail

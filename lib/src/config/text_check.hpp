@@ -1,0 +1,22 @@
+// Checks that rule-file bytes are text before YAML sees them (yaml-cpp accepts binary as a scalar).
+#pragma once
+
+#include "config/document_reader.hpp"
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace floodgate::config::detail {
+
+/// The first reason `text` is not UTF-8 text fit for YAML, and where; nullopt when it is.
+struct text_problem {
+  location at;
+  std::string message;
+};
+std::optional<text_problem> check_text(std::string_view text);
+
+/// True when `text` holds nothing but whitespace and comments.
+bool blank_or_comments(std::string_view text);
+
+}  // namespace floodgate::config::detail
