@@ -8,17 +8,21 @@
 namespace floodgate {
 namespace {
 
+authority_rule rule(std::string resource, authority_strategy s, std::string list) {
+  authority_rule r;
+  r.resource = std::move(resource);
+  r.strategy = s;
+  r.limit_app = std::move(list);
+  return r;
+}
+
 std::unique_ptr<resource_authority> make(authority_strategy s, std::string list,
                                          std::int32_t index = 0) {
-  return resource_authority::build({{authority_rule{.name = {},
-                                                    .resource = "res",
-                                                    .strategy = s,
-                                                    .limit_app = std::move(list)},
-                                     index}});
+  return resource_authority::build({{rule("res", s, std::move(list)), index}});
 }
 
 bool passes(const resource_authority& a, std::string_view origin) {
-  testing::slot_harness h;
+  test_support::slot_harness h;
   return a.check(h.check(origin)).outcome == slot_verdict::kind::pass;
 }
 
@@ -58,7 +62,7 @@ TEST(AuthorityRuleChecker, OriginsMatchExactlyNotByPrefix) {
 }
 
 TEST(AuthorityRuleChecker, BlockCarriesReasonAndRuleIndex) {
-  testing::slot_harness h;
+  test_support::slot_harness h;
   const auto a = make(authority_strategy::white, "ops", 3);
   const auto v = a->check(h.check("billing"));
   ASSERT_EQ(v.outcome, slot_verdict::kind::block);
@@ -67,11 +71,8 @@ TEST(AuthorityRuleChecker, BlockCarriesReasonAndRuleIndex) {
 }
 
 TEST(AuthorityRuleChecker, OnlyTheFirstRuleOfAResourceApplies) {
-  const auto a = resource_authority::build(
-      {{{.name = {}, .resource = "res", .strategy = authority_strategy::white, .limit_app = "a"},
-        0},
-       {{.name = {}, .resource = "res", .strategy = authority_strategy::black, .limit_app = "a"},
-        1}});
+  const auto a = resource_authority::build({{rule("res", authority_strategy::white, "a"), 0},
+                                            {rule("res", authority_strategy::black, "a"), 1}});
   EXPECT_TRUE(passes(*a, "a"));
   EXPECT_FALSE(passes(*a, "b"));
 }
@@ -96,14 +97,14 @@ TEST_P(AuthorityRuleValidation, ReportsEveryProblemWithItsPath) {
 INSTANTIATE_TEST_SUITE_P(
     Rules, AuthorityRuleValidation,
     ::testing::Values(
-        authority_case{{.resource = "r", .limit_app = "a,b"}, {}},
-        authority_case{{.resource = "", .limit_app = "a"},
+        authority_case{rule("r", authority_strategy::white, "a,b"), {}},
+        authority_case{rule("", authority_strategy::white, "a"),
                        {{"authority[2].resource", "must not be empty"}}},
-        authority_case{{.resource = "r", .limit_app = ""},
+        authority_case{rule("r", authority_strategy::white, ""),
                        {{"authority[2].limitApp", "must not be empty"}}},
-        authority_case{{.resource = "r", .limit_app = " , "},
+        authority_case{rule("r", authority_strategy::white, " , "),
                        {{"authority[2].limitApp", "must name at least one origin"}}},
-        authority_case{{.resource = "", .limit_app = "  "},
+        authority_case{rule("", authority_strategy::white, "  "),
                        {{"authority[2].resource", "must not be empty"},
                         {"authority[2].limitApp", "must not be empty"}}}));
 

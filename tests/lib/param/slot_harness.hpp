@@ -10,7 +10,7 @@
 #include <span>
 #include <string_view>
 
-namespace floodgate::testing {
+namespace floodgate::test_support {
 
 /// One resource `res` in context `ctx`, its nodes, and a manual clock.
 struct slot_harness {
@@ -48,4 +48,4 @@ struct slot_harness {
   }
 };
 
-}  // namespace floodgate::testing
+}  // namespace floodgate::test_support

@@ -1,0 +1,158 @@
+#include "param/value_table.hpp"
+
+namespace floodgate::param_detail {
+
+namespace {
+
+constexpr std::uint64_t empty_key = 0;
+constexpr std::uint64_t busy_key = 1;  // being rewritten: matches no value
+constexpr int lock_spins = 64;
+
+__extension__ using uint128 = unsigned __int128;
+
+void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+}  // namespace
+
+// Structure of arrays: a lookup reads the key line, and the check line only on a match.
+struct alignas(64) value_table::set {
+  std::atomic<std::uint64_t> key[ways];    // key.lo; empty_key or busy_key when not a value
+  std::atomic<std::uint64_t> check[ways];  // key.hi
+  std::atomic<std::uint64_t> state[ways];
+  std::atomic<std::int32_t> in_flight[ways];
+  std::atomic<std::uint8_t> referenced[ways];
+  std::atomic<bool> locked;
+  std::uint8_t hand;  // clock hand; guarded by `locked`
+};
+
+value_table::value_table(std::size_t capacity)
+    : set_count_((std::max<std::size_t>(capacity, 1) + ways - 1) / ways),
+      sets_(new set[set_count_]) {
+  for (std::size_t i = 0; i < set_count_; ++i) {
+    set& s = sets_[i];
+    for (std::size_t w = 0; w < ways; ++w) {
+      s.key[w].store(empty_key, std::memory_order_relaxed);
+      s.check[w].store(0, std::memory_order_relaxed);
+      s.state[w].store(0, std::memory_order_relaxed);
+      s.in_flight[w].store(0, std::memory_order_relaxed);
+      s.referenced[w].store(0, std::memory_order_relaxed);
+    }
+    s.locked.store(false, std::memory_order_relaxed);
+    s.hand = 0;
+  }
+}
+
+value_table::~value_table() = default;
+
+value_table::set& value_table::set_of(const value_key& key) noexcept {
+  // Multiply-shift maps the hash onto [0, set_count_) without a power-of-two size.
+  return sets_[static_cast<std::size_t>((static_cast<uint128>(key.lo) * set_count_) >> 64)];
+}
+
+value_table::slot value_table::slot_at(set& s, std::size_t way) noexcept {
+  return {&s.state[way], &s.in_flight[way]};
+}
+
+value_table::slot value_table::find(const value_key& key) noexcept {
+  set& s = set_of(key);
+  for (std::size_t w = 0; w < ways; ++w) {
+    // Acquire pairs with the release that publishes a key after its check and state.
+    if (s.key[w].load(std::memory_order_acquire) == key.lo &&
+        s.check[w].load(std::memory_order_relaxed) == key.hi) {
+      if (s.referenced[w].load(std::memory_order_relaxed) == 0) {
+        s.referenced[w].store(1, std::memory_order_relaxed);
+      }
+      return slot_at(s, w);
+    }
+  }
+  return {};
+}
+
+bool value_table::try_lock(set& s) noexcept {
+  for (int i = 0; i < lock_spins; ++i) {
+    if (!s.locked.load(std::memory_order_relaxed) &&
+        !s.locked.exchange(true, std::memory_order_acquire)) {
+      return true;
+    }
+    cpu_relax();
+  }
+  return false;
+}
+
+std::size_t value_table::take_victim(set& s) noexcept {
+  for (std::size_t w = 0; w < ways; ++w) {
+    if (s.key[w].load(std::memory_order_relaxed) == empty_key) {
+      size_.fetch_add(1, std::memory_order_relaxed);
+      return w;
+    }
+  }
+  // Two turns of the hand: the first may only clear reference bits.
+  for (std::size_t i = 0; i < 2 * ways; ++i) {
+    const std::size_t w = s.hand;
+    s.hand = static_cast<std::uint8_t>((w + 1) % ways);
+    if (s.in_flight[w].load(std::memory_order_relaxed) != 0) continue;
+    if (s.referenced[w].load(std::memory_order_relaxed) != 0) {
+      s.referenced[w].store(0, std::memory_order_relaxed);
+      continue;
+    }
+    // Hide the old value first, then make sure no entry counted itself in meanwhile; pairs
+    // with acquire_in_flight(), which counts first and then re-reads the key.
+    const std::uint64_t old = s.key[w].load(std::memory_order_relaxed);
+    s.key[w].store(busy_key, std::memory_order_seq_cst);
+    if (s.in_flight[w].load(std::memory_order_seq_cst) != 0) {
+      s.key[w].store(old, std::memory_order_release);
+      continue;
+    }
+    return w;
+  }
+  return ways;
+}
+
+value_table::slot value_table::find_or_insert(const value_key& key, std::uint64_t initial_state,
+                                              bool& inserted) noexcept {
+  inserted = false;
+  if (auto found = find(key)) return found;
+  set& s = set_of(key);
+  if (!try_lock(s)) return {};
+  // Inserts into this set are serialized: a second look finds a value another thread just added.
+  for (std::size_t w = 0; w < ways; ++w) {
+    if (s.key[w].load(std::memory_order_relaxed) == key.lo &&
+        s.check[w].load(std::memory_order_relaxed) == key.hi) {
+      s.locked.store(false, std::memory_order_release);
+      return slot_at(s, w);
+    }
+  }
+  const std::size_t w = take_victim(s);
+  if (w == ways) {
+    s.locked.store(false, std::memory_order_release);
+    return {};
+  }
+  s.check[w].store(key.hi, std::memory_order_relaxed);
+  s.state[w].store(initial_state, std::memory_order_relaxed);
+  s.referenced[w].store(1, std::memory_order_relaxed);
+  s.key[w].store(key.lo, std::memory_order_release);
+  s.locked.store(false, std::memory_order_release);
+  inserted = true;
+  return slot_at(s, w);
+}
+
+std::int32_t value_table::acquire_in_flight(const value_key& key, slot sl) noexcept {
+  const std::int32_t count = sl.in_flight->fetch_add(1, std::memory_order_seq_cst) + 1;
+  // Recover the way from the slot's address to re-read its key.
+  set& s = set_of(key);
+  const auto w = static_cast<std::size_t>(sl.in_flight - &s.in_flight[0]);
+  if (s.key[w].load(std::memory_order_seq_cst) == key.lo &&
+      s.check[w].load(std::memory_order_relaxed) == key.hi) {
+    return count;
+  }
+  sl.in_flight->fetch_sub(1, std::memory_order_relaxed);
+  return 0;
+}
+
+}  // namespace floodgate::param_detail

@@ -1,0 +1,78 @@
+// The bounded per-value state of one hot-parameter rule.
+#pragma once
+
+#include "param/value_key.hpp"
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace floodgate::param_detail {
+
+/** A fixed-capacity, set-associative table from value keys to per-value state (a token bucket
+    word and an in-flight counter).
+
+    Why this shape: the table must never grow (a flood of distinct values would otherwise eat
+    memory), lookups of known values must be lock-free and allocation-free, and memory is
+    allocated once when the rule is loaded. A key hashes to one set of `ways` slots; a lookup
+    scans that set's keys (one cache line). A new value takes a free slot of its set or evicts
+    one with a clock (second-chance) sweep over the set: a slot looked up since the hand last
+    passed is spared once, and a slot with entries in flight is never evicted. Recency is
+    therefore approximate per set (LRU-ish), as Sentinel's LRU map is per rule.
+
+    @par Thread Safety
+    find() is lock-free and writes at most a reference bit. Inserts and evictions of one set are
+    serialized by that set's spin flag, held for a few dozen instructions; a thread that cannot
+    get it after a short spin gives up (the value goes untracked for that call) rather than wait.
+    A request racing with the eviction of its (cold) value may touch the new value's fresh state
+    once; in-flight counters are protected from that by a store/load handshake (see
+    acquire_in_flight()).
+*/
+class value_table {
+ public:
+  static constexpr std::size_t ways = 8;
+
+  /// A slot of the table; null when the value is not tracked.
+  struct slot {
+    std::atomic<std::uint64_t>* state = nullptr;
+    std::atomic<std::int32_t>* in_flight = nullptr;
+    explicit operator bool() const noexcept { return state != nullptr; }
+  };
+
+  /// Room for `capacity` values (rounded up to a multiple of `ways`).
+  explicit value_table(std::size_t capacity);
+  ~value_table();
+  value_table(const value_table&) = delete;
+  value_table& operator=(const value_table&) = delete;
+
+  /// The slot of `key`, or null if the value has none.
+  slot find(const value_key& key) noexcept;
+
+  /** The slot of `key`, inserting the value with `initial_state` if it has none; `inserted`
+      tells which. Null when no slot could be taken (set busy, or every slot of the set has
+      entries in flight). */
+  slot find_or_insert(const value_key& key, std::uint64_t initial_state, bool& inserted) noexcept;
+
+  /** Counts one more entry in flight for `key` in `s` (from find_or_insert()) and returns the
+      new count; 0, with nothing counted, if the slot was given to another value meanwhile. */
+  std::int32_t acquire_in_flight(const value_key& key, slot s) noexcept;
+
+  /// Values with state now; never more than capacity().
+  std::size_t size() const noexcept { return size_.load(std::memory_order_relaxed); }
+  std::size_t capacity() const noexcept { return set_count_ * ways; }
+
+ private:
+  struct set;
+  set& set_of(const value_key& key) noexcept;
+  slot slot_at(set& s, std::size_t way) noexcept;
+  bool try_lock(set& s) noexcept;
+  /// The way to give a new value, or `ways` if none; the set's lock is held.
+  std::size_t take_victim(set& s) noexcept;
+
+  std::size_t set_count_;
+  std::unique_ptr<set[]> sets_;
+  std::atomic<std::size_t> size_{0};
+};
+
+}  // namespace floodgate::param_detail
