@@ -34,7 +34,7 @@ int main() {
   const long after = resident_kib();
   std::printf("resources %d, resident before %ld KiB, after %ld KiB, total %.1f MiB, "
               "%.0f bytes per resource\n",
-              resources, before, after, after / 1024.0,
+              resources, before, after, static_cast<double>(after) / 1024.0,
               static_cast<double>(after - before) * 1024.0 / resources);
   return after <= 64 * 1024 ? 0 : 1;
 }

@@ -146,8 +146,8 @@ entry engine_impl::enter(context& ctx, std::string_view resource,
   }
   node::origin_node* origin = registry_.origin(*cluster, ctx.origin_);
 
-  const std::int64_t now_ns = clock_->now_ns();
-  const std::int64_t now_ms = now_ns / 1'000'000;
+  const std::int64_t now_ms = clock_->now_ms();
+  const std::int64_t now_ns = now_ms * 1'000'000;
   const auto pin = snapshot_.acquire();
   const rule_snapshot& snap = *pin.value;
   const resource_rules* rules = snap.find(cluster->hash(), cluster->name());
@@ -217,8 +217,8 @@ void engine_impl::exit(entry& e) noexcept {
   if (e.snapshot_ == nullptr) {
     return;  // passed unchecked
   }
-  const std::int64_t now_ns = clock_->now_ns();
-  const std::int64_t now_ms = now_ns / 1'000'000;
+  const std::int64_t now_ms = clock_->now_ms();
+  const std::int64_t now_ns = now_ms * 1'000'000;
   const std::int64_t create_ms = e.create_ns_ / 1'000'000;
   const std::int64_t rt_ms = now_ms - create_ms;
   const bool inbound = e.type_ == entry_type::inbound;

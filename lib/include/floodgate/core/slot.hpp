@@ -48,8 +48,8 @@ struct entry_tokens {
 
 /// Everything a slot may look at when an entry is checked.
 struct check_context {
-  std::int64_t now_ms;
-  std::int64_t now_ns;
+  std::int64_t now_ms;  ///< the entry's time (clock::now_ms(), cheap)
+  std::int64_t now_ns;  ///< now_ms in nanoseconds; call time.now_ns() when sub-ms precision matters
   const clock& time;
   std::string_view resource;
   std::string_view context_name;
@@ -69,7 +69,7 @@ struct check_context {
 /// Everything a slot may look at when an entry exits.
 struct exit_context {
   std::int64_t now_ms;
-  std::int64_t now_ns;
+  std::int64_t now_ns;  ///< now_ms in nanoseconds
   std::int64_t create_ms;
   std::int64_t rt_ms;
   bool error;
