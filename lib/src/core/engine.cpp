@@ -3,6 +3,7 @@
 #include "core/engine_impl.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace floodgate {
 
@@ -15,8 +16,22 @@ std::uint8_t this_thread_stripe() noexcept {
   return stripe;
 }
 
+namespace {
+const engine_options& checked(const engine_options& o) {
+  const auto& w = o.windows;
+  if (w.second_sample_count <= 0 || w.second_interval_ms <= 0 ||
+      w.second_interval_ms % w.second_sample_count != 0 ||
+      1000 % (w.second_interval_ms / w.second_sample_count) != 0) {
+    throw std::invalid_argument(
+        "floodgate::engine_options.windows: the bucket length (interval / sample count) must be a "
+        "whole number of milliseconds dividing 1000");
+  }
+  return o;
+}
+}  // namespace
+
 engine_impl::engine_impl(engine_options options)
-    : options_(std::move(options)),
+    : options_(checked(options)),
       clock_(options_.time != nullptr ? options_.time : &default_clock()),
       registry_(options_.limits, options_.windows),
       snapshot_(std::make_unique<const rule_snapshot>()),

@@ -15,38 +15,46 @@ statistic_node::statistic_node(const window_config& cfg)
       minute_(minute_samples, minute_interval_ms),
       borrow_(cfg.second_sample_count * 2, cfg.second_interval_ms * 2) {}
 
+void statistic_node::add_second(metric_event e, std::int64_t now_ms, std::uint64_t n) noexcept {
+  const auto w = second_.window_of(now_ms);
+  const auto tag = cell_tag(w);
+  const cell_add_result r =
+      cell_add_displacing(second_.bucket(w).cells[static_cast<std::size_t>(e)], tag, n);
+  if (e == metric_event::rt) {
+    return;
+  }
+  if (r.rejected) {
+    // A late event whose short window is already gone still belongs to its second.
+    const std::int64_t second = w * second_.window_ms() / 1000;
+    minute_.bucket(second).add(e, cell_tag(second), n);
+  } else if (r.displaced != 0) {
+    // Carry the finished window's final value into the minute bucket of its second.
+    const std::int64_t age =
+        static_cast<std::int64_t>((tag - (r.displaced >> cell_value_bits)) & cell_tag_mask);
+    const std::int64_t second = (w - age) * second_.window_ms() / 1000;
+    minute_.bucket(second).add(e, cell_tag(second), r.displaced & cell_value_mask);
+  }
+}
+
 void statistic_node::add_pass(std::int64_t now_ms, std::uint32_t n) noexcept {
-  const auto sw = second_.window_of(now_ms);
-  second_.bucket(sw).add(metric_event::pass, cell_tag(sw), n);
-  const auto mw = minute_.window_of(now_ms);
-  minute_.bucket(mw).add(metric_event::pass, cell_tag(mw), n);
+  add_second(metric_event::pass, now_ms, n);
 }
 
 void statistic_node::add_block(std::int64_t now_ms, std::uint32_t n) noexcept {
-  const auto sw = second_.window_of(now_ms);
-  second_.bucket(sw).add(metric_event::block, cell_tag(sw), n);
-  const auto mw = minute_.window_of(now_ms);
-  minute_.bucket(mw).add(metric_event::block, cell_tag(mw), n);
+  add_second(metric_event::block, now_ms, n);
 }
 
 void statistic_node::add_exception(std::int64_t now_ms, std::uint32_t n) noexcept {
-  const auto sw = second_.window_of(now_ms);
-  second_.bucket(sw).add(metric_event::exception, cell_tag(sw), n);
-  const auto mw = minute_.window_of(now_ms);
-  minute_.bucket(mw).add(metric_event::exception, cell_tag(mw), n);
+  add_second(metric_event::exception, now_ms, n);
 }
 
 void statistic_node::add_rt_and_success(std::int64_t now_ms, std::int64_t rt_ms,
                                         std::uint32_t n) noexcept {
   const auto rt = static_cast<std::uint64_t>(std::max<std::int64_t>(rt_ms, 0));
-  const auto sw = second_.window_of(now_ms);
-  const auto tag = cell_tag(sw);
-  auto& b = second_.bucket(sw);
-  b.add(metric_event::success, tag, n);
-  b.add(metric_event::rt, tag, rt);
-  cell_min(b.min_rt, tag, rt);
-  const auto mw = minute_.window_of(now_ms);
-  minute_.bucket(mw).add(metric_event::success, cell_tag(mw), n);
+  add_second(metric_event::success, now_ms, n);
+  add_second(metric_event::rt, now_ms, rt);
+  const auto w = second_.window_of(now_ms);
+  cell_min(second_.bucket(w).min_rt, cell_tag(w), rt);
 }
 
 void statistic_node::add_occupied_pass(std::int64_t now_ms, std::uint32_t n) noexcept {
@@ -147,12 +155,55 @@ double statistic_node::max_success_qps(std::int64_t now_ms) const noexcept {
   return static_cast<double>(best) * second_.sample_count() / second_.interval_sec();
 }
 
+std::uint64_t statistic_node::seconds_sum(metric_event e, std::int64_t now_ms,
+                                          std::int64_t first_second,
+                                          std::int64_t last_second) const noexcept {
+  const auto idx = static_cast<std::size_t>(e);
+  const int n = second_.sample_count();
+  const auto now_window = second_.window_of(now_ms);
+  constexpr int max_attempts = 4;
+  std::uint64_t total = 0;
+  for (int attempt = 0; attempt < max_attempts; ++attempt) {
+    // Values still in the short window (not yet folded)...
+    std::uint64_t tags_before = 0;
+    std::uint64_t unfolded = 0;
+    for (int i = 0; i < n; ++i) {
+      const std::uint64_t word = second_.bucket(i).cells[idx].load(std::memory_order_acquire);
+      tags_before = tags_before * 31 + (word >> cell_value_bits);
+      if (word == 0) {
+        continue;
+      }
+      const auto age = static_cast<std::int64_t>(
+          (cell_tag(now_window) - (word >> cell_value_bits)) & cell_tag_mask);
+      if (age > static_cast<std::int64_t>(cell_tag_mask >> 1)) {
+        continue;  // a window after `now_ms`
+      }
+      const std::int64_t second = (now_window - age) * second_.window_ms() / 1000;
+      if (second >= first_second && second <= last_second) {
+        unfolded += word & cell_value_mask;
+      }
+    }
+    // ...plus what was folded into the minute buckets.
+    std::uint64_t folded = 0;
+    for (std::int64_t s = std::max<std::int64_t>(first_second, 0); s <= last_second; ++s) {
+      folded += minute_.bucket(s).value(e, cell_tag(s));
+    }
+    std::uint64_t tags_after = 0;
+    for (int i = 0; i < n; ++i) {
+      const std::uint64_t word = second_.bucket(i).cells[idx].load(std::memory_order_acquire);
+      tags_after = tags_after * 31 + (word >> cell_value_bits);
+    }
+    total = unfolded + folded;
+    if (tags_before == tags_after) {
+      break;  // no fold happened while we read
+    }
+  }
+  return total;
+}
+
 std::uint64_t statistic_node::minute_sum(metric_event e, std::int64_t now_ms) const noexcept {
-  std::uint64_t sum = 0;
-  minute_.for_each_window(now_ms, [&](const minute_bucket& b, std::uint64_t tag, std::int64_t) {
-    sum += b.value(e, tag);
-  });
-  return sum;
+  const std::int64_t second = minute_.window_of(now_ms);
+  return seconds_sum(e, now_ms, second - minute_.sample_count() + 1, second);
 }
 
 std::uint64_t statistic_node::total_request(std::int64_t now_ms) const noexcept {
@@ -176,7 +227,7 @@ double statistic_node::minute_previous(metric_event e, std::int64_t now_ms) cons
   if (prev < 0) {
     return 0;
   }
-  return static_cast<double>(minute_.bucket(prev).value(e, cell_tag(prev)));
+  return static_cast<double>(seconds_sum(e, now_ms, prev, prev));
 }
 
 double statistic_node::previous_pass_qps(std::int64_t now_ms) const noexcept {

@@ -68,6 +68,33 @@ TEST(StatisticNode, PreviousPassQpsIsTheLastWholeSecond) {
   EXPECT_DOUBLE_EQ(n.previous_pass_qps(t0 + 2010), 0.0);
 }
 
+TEST(StatisticNode, MinuteWindowCountsFoldedAndCurrentValuesOnce) {
+  statistic_node n;
+  for (int ms = 0; ms < 5000; ms += 100) {  // 50 passes over five seconds, 10 per second
+    n.add_pass(t0 + ms, 1);
+  }
+  EXPECT_EQ(n.total_pass(t0 + 4999), 50u);
+  EXPECT_DOUBLE_EQ(n.previous_pass_qps(t0 + 4999), 10.0);
+  EXPECT_EQ(n.total_pass(t0 + 60'500), 40u);  // the first second has left the minute
+  EXPECT_EQ(n.total_pass(t0 + 64'999), 0u);
+}
+
+// Threads whose times differ by seconds: late events miss the short window but not the minute.
+TEST(StatisticNode, ConcurrentWritersAcrossWindowsLoseNothingInTheMinute) {
+  statistic_node n;
+  constexpr int threads = 4;
+  std::vector<std::thread> pool;
+  for (int i = 0; i < threads; ++i) {
+    pool.emplace_back([&] {
+      for (int ms = 0; ms < 30'000; ms += 10) {
+        n.add_pass(t0 + ms, 1);
+      }
+    });
+  }
+  for (auto& th : pool) th.join();
+  EXPECT_EQ(n.total_pass(t0 + 30'000), static_cast<std::uint64_t>(threads * 3000));
+}
+
 TEST(StatisticNode, MaxSuccessQpsScalesTheBestBucket) {
   statistic_node n;
   n.add_rt_and_success(t0, 1, 3);

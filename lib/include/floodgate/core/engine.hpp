@@ -63,6 +63,7 @@ struct load_result {
 */
 class engine {
  public:
+  /// Throws std::invalid_argument when `options.windows` is not a valid window shape.
   explicit engine(engine_options options = {});
   ~engine();
   engine(const engine&) = delete;

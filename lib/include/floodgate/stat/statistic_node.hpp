@@ -20,6 +20,12 @@ struct window_config {
 /** The statistics of one node: a short sliding window (2 x 500 ms by default), a one-minute
     window (60 x 1 s), the borrowed future passes and the live concurrency.
 
+    A request writes only the short window. The minute window is filled by folding: the writer
+    whose CAS displaces a finished short-window value (see cell_add_displacing) adds it to the
+    minute bucket of its second, exactly once; minute reads add the short-window values not yet
+    displaced, re-reading if a fold raced with them. This halves the atomic operations per
+    request. The short window's bucket length must divide one second.
+
     Every read takes the current time and follows Sentinel 1.8's StatisticNode formulas; every
     write takes the time of the event.
 
@@ -83,6 +89,10 @@ class statistic_node {
 
  private:
   std::uint64_t borrowed(std::int64_t window) const noexcept;
+  void add_second(metric_event e, std::int64_t now_ms, std::uint64_t n) noexcept;
+  /// Sum of `e` over the seconds [first_second, last_second], folded and not yet folded.
+  std::uint64_t seconds_sum(metric_event e, std::int64_t now_ms, std::int64_t first_second,
+                            std::int64_t last_second) const noexcept;
   std::uint64_t minute_sum(metric_event e, std::int64_t now_ms) const noexcept;
   double minute_previous(metric_event e, std::int64_t now_ms) const noexcept;
 

@@ -61,6 +61,35 @@ inline void cell_add(std::atomic<std::uint64_t>& cell, std::uint64_t tag, std::u
   }
 }
 
+/// What cell_add_displacing did besides adding.
+struct cell_add_result {
+  std::uint64_t displaced = 0;  ///< the older window's word this call replaced, or 0
+  bool rejected = false;        ///< the cell already holds a newer window: nothing was added
+};
+
+/** Like cell_add, but reports the word it displaced when it replaced an older window's value.
+    Only the thread whose CAS displaced it sees that final value, so the caller can carry it
+    elsewhere exactly once; likewise a rejected (late) event can be carried by its caller. */
+inline cell_add_result cell_add_displacing(std::atomic<std::uint64_t>& cell, std::uint64_t tag,
+                                           std::uint64_t n) noexcept {
+  std::uint64_t cur = cell.load(std::memory_order_relaxed);
+  for (;;) {
+    std::uint64_t next;
+    const std::uint64_t cur_tag = cur >> cell_value_bits;
+    const bool same = cur != 0 && cur_tag == tag;
+    if (same) {
+      next = cur + n;
+    } else if (cur == 0 || cell_tag_newer(tag, cur_tag)) {
+      next = cell_pack(tag, n);
+    } else {
+      return {0, true};
+    }
+    if (cell.compare_exchange_weak(cur, next, std::memory_order_relaxed)) {
+      return {same ? 0 : cur, false};
+    }
+  }
+}
+
 /// Lowers the cell to `v` for window tag `tag` if `v` is smaller than what it holds.
 inline void cell_min(std::atomic<std::uint64_t>& cell, std::uint64_t tag, std::uint64_t v) noexcept {
   std::uint64_t cur = cell.load(std::memory_order_relaxed);
