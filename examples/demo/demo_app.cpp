@@ -1,0 +1,179 @@
+#include "demo_app.hpp"
+
+#include <floodgate/beast/blocked_response.hpp>
+#include <floodgate/beast/guard.hpp>
+#include <floodgate/beast/query_string.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/http/field.hpp>
+
+#include <charconv>
+#include <memory>
+#include <string>
+
+namespace floodgate::demo {
+
+namespace {
+
+using response = http::response<http::string_body>;
+
+/// The nested outbound resource `/work` guards its wait with.
+constexpr std::string_view backend_resource = "backend:work";
+constexpr long max_work_ms = 60'000;
+
+response reply(const request& req, unsigned status, std::string body,
+               std::string_view content_type = "text/plain") {
+  response res;
+  res.version(req.version());
+  res.result(status);
+  // 1xx, 204 and 304 responses carry no body.
+  const bool bodyless = status < 200 || status == 204 || status == 304;
+  if (!bodyless) {
+    res.set(http::field::content_type, content_type);
+    res.body() = std::move(body);
+  }
+  res.keep_alive(req.keep_alive());
+  res.prepare_payload();
+  return res;
+}
+
+template <class T>
+bool parse_number(std::string_view s, T& out) {
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc{} && end == s.data() + s.size() && !s.empty();
+}
+
+asio::awaitable<void> sleep_for(std::chrono::nanoseconds d) {
+  asio::steady_timer timer{co_await asio::this_coro::executor, d};
+  co_await timer.async_wait(asio::use_awaitable);
+}
+
+/// The demo's endpoints; a request_scope without context means the request is not guarded.
+class endpoints {
+ public:
+  explicit endpoints(engine& eng) : engine_(&eng) {}
+
+  asio::awaitable<response> operator()(request req, floodgate::beast::request_scope& scope) const {
+    switch (scope.route().index()) {
+      case route_hello:
+        co_return reply(req, 200, "hello");
+      case route_work:
+        co_return co_await work(std::move(req), scope);
+      case route_status: {
+        unsigned code = 0;
+        if (!parse_number(scope.route().param("code"), code) || code < 200 || code > 599) {
+          co_return reply(req, 400, "status must be 200..599\n");
+        }
+        co_return reply(req, code, "status " + std::to_string(code) + "\n");
+      }
+      case route_users: {
+        std::string body = R"({"id":")";
+        floodgate::beast::append_json_escaped(body, scope.route().param("id"));
+        body += "\"}";
+        co_return reply(req, 200, std::move(body), "application/json");
+      }
+      default:
+        co_return reply(req, 404, "not found\n");
+    }
+  }
+
+ private:
+  /// Waits `ms` inside the nested outbound resource backend:work.
+  asio::awaitable<response> work(request req, floodgate::beast::request_scope& scope) const {
+    long ms = 0;
+    std::string scratch;
+    if (const auto v = floodgate::beast::find_query_param(req.target(), "ms", scratch)) {
+      if (!parse_number(*v, ms) || ms < 0 || ms > max_work_ms) {
+        co_return reply(req, 400, "ms must be 0..60000\n");
+      }
+    }
+    entry backend;
+    if (floodgate::context* ctx = scope.context()) {
+      backend = engine_->enter(*ctx, backend_resource);
+      if (backend.blocked()) {
+        co_return floodgate::beast::make_blocked_response(backend.block(), backend_resource,
+                                                         req.version(), req.keep_alive());
+      }
+      if (backend.wait() > std::chrono::nanoseconds::zero()) {
+        co_await sleep_for(backend.wait());
+      }
+    }
+    co_await sleep_for(std::chrono::milliseconds(ms));
+    backend.exit();
+    co_return reply(req, 200, "worked " + std::to_string(ms) + " ms\n");
+  }
+
+  engine* engine_;
+};
+
+asio::awaitable<std::string> render(const floodgate::beast::metrics_handler* metrics) {
+  co_return metrics->render();
+}
+
+struct main_handler {
+  using guarded_type = floodgate::beast::guarded_handler<endpoints>;
+
+  asio::awaitable<http::message_generator> operator()(request req,
+                                                      floodgate::beast::request_info info) const {
+    if (req.method() == http::verb::get &&
+        floodgate::beast::target_path(req.target()) == "/metrics") {
+      std::string body = co_await asio::co_spawn(*render_pool, render(metrics), asio::use_awaitable);
+      co_return floodgate::beast::make_metrics_response(std::move(body), req.version(),
+                                                        req.keep_alive());
+    }
+    if (guarded) {
+      co_return co_await (*guarded)(std::move(req), info);
+    }
+    const auto match = routes->match(req.method_string(), req.target());
+    floodgate::beast::request_scope scope{nullptr, match.resource(), match, {}};
+    co_return http::message_generator{co_await unguarded(std::move(req), scope)};
+  }
+
+  std::shared_ptr<guarded_type> guarded;  ///< null with --no-guard
+  endpoints unguarded;
+  const floodgate::beast::route_table* routes;
+  const floodgate::beast::metrics_handler* metrics;
+  asio::thread_pool* render_pool;
+};
+
+struct admin_handler {
+  asio::awaitable<http::message_generator> operator()(request req,
+                                                      floodgate::beast::request_info) const {
+    co_return http::message_generator{(*admin)(req)};
+  }
+  const floodgate::beast::admin_api* admin;
+};
+
+}  // namespace
+
+floodgate::beast::route_table demo_routes() {
+  floodgate::beast::route_table routes;
+  routes.add("GET", "/hello");          // route_hello
+  routes.add("GET", "/work");           // route_work
+  routes.add("GET", "/status/{code}");  // route_status
+  routes.add("GET", "/users/{id}");     // route_users
+  return routes;
+}
+
+request_handler make_main_handler(engine& eng, const floodgate::beast::route_table& routes,
+                                  const demo_options& options,
+                                  const floodgate::beast::metrics_handler& metrics,
+                                  asio::thread_pool& render_pool) {
+  main_handler h{nullptr, endpoints{eng}, &routes, &metrics, &render_pool};
+  if (options.guard) {
+    floodgate::beast::guard_options g;
+    g.routes = &routes;
+    g.origin_header = options.origin_header;
+    h.guarded = std::make_shared<main_handler::guarded_type>(eng, std::move(g), endpoints{eng});
+  }
+  return h;
+}
+
+request_handler make_admin_handler(const floodgate::beast::admin_api& admin) {
+  return admin_handler{&admin};
+}
+
+}  // namespace floodgate::demo

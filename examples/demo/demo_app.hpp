@@ -1,0 +1,33 @@
+// The demo's endpoints (SPEC §5) and the handlers of its two ports.
+#pragma once
+
+#include "demo_options.hpp"
+#include "http_server.hpp"
+
+#include <floodgate/beast/admin_api.hpp>
+#include <floodgate/beast/metrics_handler.hpp>
+#include <floodgate/beast/route_table.hpp>
+#include <floodgate/core/engine.hpp>
+
+#include <boost/asio/thread_pool.hpp>
+
+namespace floodgate::demo {
+
+/// The routes of the main port, in the order their indices are numbered.
+enum route_id : std::size_t { route_hello, route_work, route_status, route_users };
+
+/// `GET /hello`, `GET /work`, `GET /status/{code}`, `GET /users/{id}`.
+floodgate::beast::route_table demo_routes();
+
+/** The handler of the main port: `GET /metrics` (not guarded, rendered on `render_pool` so I/O
+    threads never stall), everything else through the middleware — or straight to the endpoints
+    with `--no-guard`. Every reference must outlive the server. */
+request_handler make_main_handler(engine& eng, const floodgate::beast::route_table& routes,
+                                  const demo_options& options,
+                                  const floodgate::beast::metrics_handler& metrics,
+                                  asio::thread_pool& render_pool);
+
+/// The handler of the admin port.
+request_handler make_admin_handler(const floodgate::beast::admin_api& admin);
+
+}  // namespace floodgate::demo

@@ -1,0 +1,103 @@
+#include "demo_options.hpp"
+
+#include <charconv>
+#include <filesystem>
+#include <string_view>
+
+#ifndef FLOODGATE_SOURCE_DIR
+#define FLOODGATE_SOURCE_DIR "."
+#endif
+
+namespace floodgate::demo {
+
+namespace {
+
+constexpr std::string_view usage =
+    "usage: floodgate-demo [--address A] [--port N] [--admin-port N] [--rules FILE]\n"
+    "                      [--threads N] [--origin-header H] [--no-guard] [--drain-timeout-ms N]\n"
+    "  --address A          listen address (127.0.0.1)\n"
+    "  --port N             listen port (8080; 0 = any free port)\n"
+    "  --admin-port N       admin API port on 127.0.0.1 (8719; 0 = any free port)\n"
+    "  --rules FILE         rule file, hot-reloaded (examples/rules.yaml)\n"
+    "  --threads N          I/O threads (number of cores)\n"
+    "  --origin-header H    header naming the caller (X-Origin)\n"
+    "  --no-guard           serve without the middleware (benchmark baseline)\n"
+    "  --drain-timeout-ms N longest wait for requests in flight on shutdown (10000)\n";
+
+template <class T>
+bool parse_number(std::string_view s, T& out, T min, T max) {
+  T v{};
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc{} || end != s.data() + s.size() || v < min || v > max) {
+    return false;
+  }
+  out = v;
+  return true;
+}
+
+parse_failure bad(std::string_view flag, std::string_view why) {
+  return {"floodgate-demo: " + std::string(flag) + ": " + std::string(why) + "\n" +
+              std::string(usage),
+          2};
+}
+
+}  // namespace
+
+std::variant<demo_options, parse_failure> parse_options(int argc, const char* const* argv) {
+  demo_options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view flag = argv[i];
+    if (flag == "--help" || flag == "-h") {
+      return parse_failure{std::string(usage), 0};
+    }
+    if (flag == "--no-guard") {
+      o.guard = false;
+      continue;
+    }
+    std::string_view value;
+    if (const auto eq = flag.find('='); eq != std::string_view::npos && flag.starts_with("--")) {
+      value = flag.substr(eq + 1);
+      flag = flag.substr(0, eq);
+    } else if (i + 1 < argc) {
+      value = argv[++i];
+    } else {
+      return bad(flag, flag.starts_with("--") ? "needs a value" : "unknown argument");
+    }
+    if (flag == "--address") {
+      o.address = value;
+    } else if (flag == "--port") {
+      if (!parse_number<std::uint16_t>(value, o.port, 0, 65535)) return bad(flag, "not a port");
+    } else if (flag == "--admin-port") {
+      if (!parse_number<std::uint16_t>(value, o.admin_port, 0, 65535)) {
+        return bad(flag, "not a port");
+      }
+    } else if (flag == "--rules") {
+      o.rules = value;
+    } else if (flag == "--threads") {
+      if (!parse_number<unsigned>(value, o.threads, 1, 256)) return bad(flag, "must be 1..256");
+    } else if (flag == "--origin-header") {
+      o.origin_header = value;
+    } else if (flag == "--drain-timeout-ms") {
+      long ms = 0;
+      if (!parse_number<long>(value, ms, 0, 3'600'000)) return bad(flag, "must be 0..3600000");
+      o.drain_timeout = std::chrono::milliseconds(ms);
+    } else {
+      return bad(flag, "unknown flag");
+    }
+  }
+  if (o.rules.empty()) {
+    o.rules = default_rules_path();
+  }
+  return o;
+}
+
+std::string default_rules_path() {
+  const std::filesystem::path local = "examples/rules.yaml";
+  std::error_code ec;
+  if (std::filesystem::exists(local, ec)) {
+    return local.string();
+  }
+  return (std::filesystem::path(FLOODGATE_SOURCE_DIR) / local).string();
+}
+
+}  // namespace floodgate::demo

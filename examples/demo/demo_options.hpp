@@ -1,0 +1,34 @@
+// Command-line flags of floodgate-demo (SPEC §5).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <variant>
+
+namespace floodgate::demo {
+
+struct demo_options {
+  std::string address = "127.0.0.1";
+  std::uint16_t port = 8080;        ///< 0: any free port
+  std::uint16_t admin_port = 8719;  ///< always on 127.0.0.1; 0: any free port
+  std::string rules;                ///< empty: examples/rules.yaml (see default_rules_path)
+  unsigned threads = 0;             ///< 0: one per core
+  std::string origin_header = "X-Origin";
+  bool guard = true;                ///< --no-guard: the same server without the middleware
+  std::chrono::milliseconds drain_timeout{10'000};
+};
+
+/// Either options, or the message to print (usage or an error) and the exit code.
+struct parse_failure {
+  std::string message;
+  int exit_code = 2;
+};
+
+std::variant<demo_options, parse_failure> parse_options(int argc, const char* const* argv);
+
+/// examples/rules.yaml relative to the working directory if it exists there, else in the source
+/// tree the demo was built from.
+std::string default_rules_path();
+
+}  // namespace floodgate::demo

@@ -1,0 +1,247 @@
+#include "http_server.hpp"
+
+#include <floodgate/beast/blocked_response.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/error.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
+
+#include <list>
+
+namespace floodgate::demo {
+
+namespace {
+
+using namespace asio::experimental::awaitable_operators;
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+
+/// Bytes of pipelined requests read while a handler runs before the watch pauses.
+constexpr std::size_t max_pipelined_bytes = 64 * 1024;
+
+/// The status for a request that could not be parsed, or 0 to just close.
+http::status parse_error_status(const boost::system::error_code& ec) {
+  if (ec == http::error::header_limit) return http::status::request_header_fields_too_large;
+  if (ec == http::error::body_limit) return http::status::payload_too_large;
+  if (ec == http::error::end_of_stream || ec == http::error::partial_message) {
+    return http::status::unknown;  // the client went away
+  }
+  if (ec.category() == make_error_code(http::error::bad_target).category()) {
+    return http::status::bad_request;
+  }
+  return http::status::unknown;
+}
+
+}  // namespace
+
+/// One io_context's connections; touched only on that io_context's thread.
+struct http_server::shard {
+  struct connection {
+    beast::tcp_stream* stream;
+    const beast::flat_buffer* buffer;
+    const http::request_parser<http::string_body>* parser = nullptr;  ///< set while reading
+  };
+
+  explicit shard(asio::io_context& c) : context(&c) {}
+
+  void close_idle() {
+    stopping = true;
+    for (auto& c : live) {
+      if (c.parser != nullptr && c.buffer->size() == 0 && !c.parser->got_some()) {
+        c.stream->socket().close();
+      }
+    }
+  }
+  void close_all() {
+    stopping = true;
+    for (auto& c : live) {
+      c.stream->socket().close();
+    }
+  }
+
+  asio::io_context* context;
+  std::list<connection> live;
+  bool stopping = false;
+};
+
+namespace {
+
+/** Reads ahead while a handler runs: data (pipelined requests) is kept for the next parse, end
+    of stream or an error means the client is gone — returning then cancels the handler. */
+asio::awaitable<void> watch_disconnect(beast::tcp_stream& stream, beast::flat_buffer& buffer) {
+  for (;;) {
+    if (buffer.size() >= max_pipelined_bytes) {
+      asio::steady_timer forever{co_await asio::this_coro::executor,
+                                 asio::steady_timer::duration::max()};
+      co_await forever.async_wait(use_tuple);  // ends only by cancellation
+      co_return;
+    }
+    auto [ec, n] = co_await stream.socket().async_read_some(buffer.prepare(4096), use_tuple);
+    if (ec) {
+      co_return;
+    }
+    buffer.commit(n);
+  }
+}
+
+/// Calls the handler; a failure it did not answer itself becomes a 500 (cancellation stays one).
+asio::awaitable<http::message_generator> handle(const request_handler& handler, request req,
+                                                asio::ip::address peer) {
+  const unsigned version = req.version();
+  std::exception_ptr failure;
+  try {
+    co_return co_await handler(std::move(req), {.peer = peer});
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  if ((co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none) {
+    std::rethrow_exception(failure);
+  }
+  co_return http::message_generator{floodgate::beast::make_error_response(
+      http::status::internal_server_error, "internal server error", version, false)};
+}
+
+asio::awaitable<void> write_error(beast::tcp_stream& stream, http::status status,
+                                  std::chrono::seconds timeout) {
+  auto res = floodgate::beast::make_error_response(status, std::string(http::obsolete_reason(status)), 11,
+                                        false);
+  stream.expires_after(timeout);
+  co_await http::async_write(stream, res, use_tuple);
+}
+
+asio::awaitable<void> session(std::shared_ptr<http_server::shard> sh,
+                              std::shared_ptr<const request_handler> handler,
+                              std::shared_ptr<std::atomic<std::size_t>> connections,
+                              server_limits limits, tcp::socket socket) {
+  boost::system::error_code ec;
+  const auto peer = socket.remote_endpoint(ec).address();
+  beast::tcp_stream stream{std::move(socket)};
+  beast::flat_buffer buffer;
+  sh->live.push_back({&stream, &buffer});
+  const auto self = std::prev(sh->live.end());
+  struct cleanup {
+    http_server::shard& sh;
+    std::list<http_server::shard::connection>::iterator it;
+    std::atomic<std::size_t>& n;
+    ~cleanup() {
+      sh.live.erase(it);
+      n.fetch_sub(1, std::memory_order_acq_rel);
+    }
+  } on_exit{*sh, self, *connections};
+
+  try {
+    for (;;) {
+      http::request_parser<http::string_body> parser;
+      parser.header_limit(static_cast<std::uint32_t>(limits.header_limit));
+      parser.body_limit(limits.body_limit);
+      if (sh->stopping && buffer.size() == 0) {
+        break;
+      }
+      self->parser = &parser;
+      stream.expires_after(limits.read_timeout);
+      auto [read_ec, read_n] = co_await http::async_read(stream, buffer, parser, use_tuple);
+      self->parser = nullptr;
+      if (read_ec) {
+        // Malformed requests never reach the middleware: no statistics are touched.
+        if (const auto status = parse_error_status(read_ec); status != http::status::unknown) {
+          co_await write_error(stream, status, limits.write_timeout);
+        }
+        break;
+      }
+      request req = parser.release();
+      if (sh->stopping) {
+        req.keep_alive(false);
+      }
+      stream.expires_never();
+      auto outcome = co_await (handle(*handler, std::move(req), peer) ||
+                               watch_disconnect(stream, buffer));
+      if (outcome.index() != 0) {
+        break;  // the client went away; the handler was cancelled
+      }
+      http::message_generator msg = std::move(std::get<0>(outcome));
+      const bool keep_alive = msg.keep_alive();
+      stream.expires_after(limits.write_timeout);
+      auto [write_ec, write_n] = co_await beast::async_write(stream, std::move(msg), use_tuple);
+      if (write_ec || !keep_alive || sh->stopping) {
+        break;
+      }
+    }
+  } catch (const std::exception&) {
+    // A handler failure that the middleware did not answer: drop the connection.
+  }
+  stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+  stream.socket().close(ec);
+}
+
+}  // namespace
+
+http_server::http_server(std::vector<asio::io_context*> contexts, const tcp::endpoint& endpoint,
+                         request_handler handler, server_limits limits)
+    : acceptor_(*contexts.at(0), endpoint),
+      handler_(std::make_shared<const request_handler>(std::move(handler))),
+      limits_(limits),
+      connections_(std::make_shared<std::atomic<std::size_t>>(0)) {
+  for (auto* c : contexts) {
+    shards_.push_back(std::make_shared<shard>(*c));
+  }
+}
+
+http_server::~http_server() = default;
+
+tcp::endpoint http_server::local_endpoint() const { return acceptor_.local_endpoint(); }
+
+void http_server::start() {
+  asio::co_spawn(acceptor_.get_executor(), accept_loop(), asio::detached);
+}
+
+asio::awaitable<void> http_server::accept_loop() {
+  for (;;) {
+    const auto& sh = shards_[next_shard_++ % shards_.size()];
+    auto [ec, socket] = co_await acceptor_.async_accept(*sh->context, use_tuple);
+    if (!acceptor_.is_open()) {
+      co_return;
+    }
+    if (ec) {
+      // Out of descriptors and the like: back off instead of spinning.
+      asio::steady_timer pause{acceptor_.get_executor(), std::chrono::milliseconds(10)};
+      co_await pause.async_wait(use_tuple);
+      continue;
+    }
+    socket.set_option(tcp::no_delay(true), ec);
+    connections_->fetch_add(1, std::memory_order_acq_rel);
+    asio::co_spawn(*sh->context, session(sh, handler_, connections_, limits_, std::move(socket)),
+                   asio::detached);
+  }
+}
+
+void http_server::shutdown() {
+  asio::post(acceptor_.get_executor(), [this] {
+    boost::system::error_code ec;
+    acceptor_.close(ec);
+  });
+  for (const auto& sh : shards_) {
+    asio::post(*sh->context, [sh] { sh->close_idle(); });
+  }
+}
+
+void http_server::abort() {
+  for (const auto& sh : shards_) {
+    asio::post(*sh->context, [sh] { sh->close_all(); });
+  }
+}
+
+std::size_t http_server::connections() const noexcept {
+  return connections_->load(std::memory_order_acquire);
+}
+
+}  // namespace floodgate::demo

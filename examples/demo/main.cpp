@@ -1,0 +1,181 @@
+// floodgate-demo: a multi-threaded Beast server guarded by floodgate (SPEC §5).
+#include "demo_app.hpp"
+#include "demo_options.hpp"
+#include "http_server.hpp"
+
+#include <floodgate/beast/admin_api.hpp>
+#include <floodgate/beast/metrics_collector.hpp>
+#include <floodgate/beast/metrics_handler.hpp>
+#include <floodgate/config/rule_file_watcher.hpp>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdint>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <thread>
+#include <variant>
+#include <vector>
+
+namespace floodgate::demo {
+namespace {
+
+using work_guard = asio::executor_work_guard<asio::io_context::executor_type>;
+
+std::string url(const tcp::endpoint& ep) {
+  const std::string host = ep.address().is_v6() ? "[" + ep.address().to_string() + "]"
+                                                : ep.address().to_string();
+  return "http://" + host + ":" + std::to_string(ep.port());
+}
+
+std::int64_t inflight(const engine& eng) {
+  std::int64_t n = 0;
+  eng.nodes().for_each_resource([&](const node::cluster_node& c) { n += c.concurrency(); });
+  return n;
+}
+
+/** Drives a graceful stop on the control thread: stop accepting and close idle connections at
+    once, poll until the servers are empty, abort what is left at the drain deadline. */
+class shutdown_sequence {
+ public:
+  shutdown_sequence(asio::io_context& control, std::vector<http_server*> servers,
+                    std::chrono::milliseconds drain_timeout, std::function<void()> finished)
+      : poll_(control),
+        servers_(std::move(servers)),
+        drain_timeout_(drain_timeout),
+        finished_(std::move(finished)) {}
+
+  void begin() {
+    if (started_) {
+      abort();  // a second signal: do not wait any longer
+      return;
+    }
+    started_ = true;
+    for (auto* s : servers_) s->shutdown();
+    deadline_ = std::chrono::steady_clock::now() + drain_timeout_;
+    check();
+  }
+
+ private:
+  void abort() {
+    if (aborted_) return;
+    aborted_ = true;
+    for (auto* s : servers_) s->abort();
+    // Cancelled handlers unwind promptly; this bound only guards against one that does not.
+    deadline_ = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  }
+
+  void check() {
+    std::size_t open = 0;
+    for (auto* s : servers_) open += s->connections();
+    const auto now = std::chrono::steady_clock::now();
+    if (open == 0 || (aborted_ && now >= deadline_)) {
+      finished_();
+      return;
+    }
+    if (now >= deadline_) abort();
+    poll_.expires_after(std::chrono::milliseconds(10));
+    poll_.async_wait([this](boost::system::error_code ec) {
+      if (!ec) check();
+    });
+  }
+
+  asio::steady_timer poll_;
+  std::vector<http_server*> servers_;
+  std::chrono::milliseconds drain_timeout_;
+  std::function<void()> finished_;
+  std::chrono::steady_clock::time_point deadline_;
+  bool started_ = false;
+  bool aborted_ = false;
+};
+
+int run(const demo_options& options) {
+  const unsigned threads =
+      options.threads != 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+
+  // Declared before the I/O contexts: coroutine frames destroyed with them still exit entries.
+  engine eng;
+  asio::io_context control{1};
+  config::rule_file_watcher watcher{control.get_executor(), eng, options.rules};
+  if (const config::parse_result loaded = watcher.start(); !loaded.ok()) {
+    std::string text = loaded.error_text();
+    if (!text.empty() && text.back() != '\n') text += '\n';
+    std::cerr << text << std::flush;
+    return 2;
+  }
+  auto collector = std::make_shared<floodgate::beast::metrics_collector>(eng, &watcher);
+  const floodgate::beast::metrics_handler metrics{{collector}};
+  const floodgate::beast::admin_api admin{eng, {.watcher = &watcher, .metrics = &metrics}};
+  const floodgate::beast::route_table routes = demo_routes();
+  asio::thread_pool render_pool{1};
+
+  std::vector<std::unique_ptr<asio::io_context>> contexts;
+  std::vector<asio::io_context*> workers;
+  for (unsigned i = 0; i < threads; ++i) {
+    contexts.push_back(std::make_unique<asio::io_context>(1));
+    workers.push_back(contexts.back().get());
+  }
+  contexts.push_back(std::make_unique<asio::io_context>(1));
+  asio::io_context& admin_context = *contexts.back();
+
+  http_server server{workers,
+                     {asio::ip::make_address(options.address), options.port},
+                     make_main_handler(eng, routes, options, metrics, render_pool)};
+  http_server admin_server{{&admin_context},
+                           {asio::ip::address_v4::loopback(), options.admin_port},
+                           make_admin_handler(admin)};
+
+  std::vector<work_guard> guards;
+  for (auto& c : contexts) guards.push_back(asio::make_work_guard(*c));
+  server.start();
+  admin_server.start();
+  std::vector<std::thread> pool;
+  for (auto& c : contexts) pool.emplace_back([&ctx = *c] { ctx.run(); });
+
+  std::cout << "listening on " << url(server.local_endpoint()) << '\n'
+            << "admin on " << url(admin_server.local_endpoint()) << std::endl;
+
+  asio::signal_set signals{control, SIGINT, SIGTERM};
+  shutdown_sequence stop{control, {&server, &admin_server}, options.drain_timeout, [&] {
+                           watcher.stop();
+                           signals.cancel();
+                           for (auto& c : contexts) c->stop();
+                         }};
+  std::function<void(boost::system::error_code, int)> on_signal =
+      [&](boost::system::error_code ec, int) {
+        if (ec) return;
+        signals.async_wait(on_signal);  // armed first: finishing cancels it
+        guards.clear();
+        stop.begin();
+      };
+  signals.async_wait(on_signal);
+  control.run();
+
+  for (auto& t : pool) t.join();
+  render_pool.join();
+  std::cout << "stopped; in-flight requests: " << inflight(eng) << std::endl;
+  return 0;
+}
+
+}  // namespace
+}  // namespace floodgate::demo
+
+int main(int argc, char** argv) {
+  const auto parsed = floodgate::demo::parse_options(argc, argv);
+  if (const auto* failure = std::get_if<floodgate::demo::parse_failure>(&parsed)) {
+    (failure->exit_code == 0 ? std::cout : std::cerr) << failure->message;
+    return failure->exit_code;
+  }
+  try {
+    return floodgate::demo::run(std::get<floodgate::demo::demo_options>(parsed));
+  } catch (const std::exception& e) {
+    std::cerr << "floodgate-demo: " << e.what() << '\n';
+    return 1;
+  }
+}

@@ -1,0 +1,41 @@
+// The responses the middleware writes itself: blocked requests and failed handlers.
+#pragma once
+
+#include <floodgate/core/block.hpp>
+
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/string_body.hpp>
+
+#include <chrono>
+#include <string_view>
+
+namespace floodgate::beast {
+
+namespace http = boost::beast::http;
+
+/// The header naming the reason of every blocked response.
+inline constexpr std::string_view blocked_header = "X-Floodgate-Blocked";
+
+/// The status a block answers with: 429 flow / param flow (and user slots), 503 degrade /
+/// system, 403 authority.
+http::status blocked_status(block_reason reason) noexcept;
+
+/** The `Retry-After` seconds for a block: the ceiling of its retry hint, at least 1, for flow,
+    param flow and degrade (until the next probe); 1 for system; 0 (no header) for authority. */
+long retry_after_seconds(const block_info& block) noexcept;
+
+/** The response to a blocked request (SPEC §4): status, `Retry-After`, `X-Floodgate-Blocked`
+    and a JSON body `{"blocked":"flow","resource":"GET:/hello"}`. */
+http::response<http::string_body> make_blocked_response(const block_info& block,
+                                                        std::string_view resource,
+                                                        unsigned version, bool keep_alive);
+
+/// A small `application/json` error response `{"error":"<message>"}`.
+http::response<http::string_body> make_error_response(http::status status,
+                                                      std::string_view message, unsigned version,
+                                                      bool keep_alive);
+
+/// Appends `s` to `out` as the contents of a JSON string (quotes not included).
+void append_json_escaped(std::string& out, std::string_view s);
+
+}  // namespace floodgate::beast

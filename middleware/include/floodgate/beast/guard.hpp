@@ -1,0 +1,151 @@
+// The Beast middleware: wraps a request handler in a floodgate inbound entry.
+#pragma once
+
+#include <floodgate/beast/blocked_response.hpp>
+#include <floodgate/beast/guard_options.hpp>
+#include <floodgate/beast/request_scope.hpp>
+#include <floodgate/core/engine.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/message_generator.hpp>
+
+#include <concepts>
+#include <functional>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+namespace floodgate::beast {
+
+namespace detail {
+
+template <class T>
+struct awaitable_traits : std::false_type {
+  using value_type = T;
+};
+template <class T, class Executor>
+struct awaitable_traits<boost::asio::awaitable<T, Executor>> : std::true_type {
+  using value_type = T;
+  using executor_type = Executor;
+};
+
+template <class T>
+struct is_response : std::false_type {};
+template <class Body, class Fields>
+struct is_response<http::response<Body, Fields>> : std::true_type {};
+
+/// Calls `h(req, scope)`, or `h(req)` for handlers that do not need the scope.
+template <class Handler, class Request>
+decltype(auto) invoke_handler(Handler& h, Request&& req, request_scope& scope) {
+  if constexpr (std::is_invocable_v<Handler&, Request&&, request_scope&>) {
+    return std::invoke(h, std::forward<Request>(req), scope);
+  } else {
+    return std::invoke(h, std::forward<Request>(req));
+  }
+}
+
+template <class Handler, class Request>
+using handler_result_t = decltype(invoke_handler(std::declval<Handler&>(),
+                                                 std::declval<Request&&>(),
+                                                 std::declval<request_scope&>()));
+
+/// The executor of a guarded call: the handler's own for coroutines, else `Default`.
+template <class Result, class Default>
+struct guard_executor {
+  using type = Default;
+};
+template <class T, class Executor, class Default>
+struct guard_executor<boost::asio::awaitable<T, Executor>, Default> {
+  using type = Executor;
+};
+template <class Result, class Default>
+using guard_executor_t = typename guard_executor<Result, Default>::type;
+
+}  // namespace detail
+
+/** A request handler usable by a guarded_handler: called with the request (and optionally the
+    request_scope), it returns a response — `http::response<B, F>` or `http::message_generator`
+    — directly or through `asio::awaitable`. Only concrete responses can be traced as errors by
+    status; a `message_generator` hides its status, so then only exceptions count. */
+template <class Handler, class Body, class Fields>
+concept request_handler =
+    std::constructible_from<
+        http::message_generator,
+        typename detail::awaitable_traits<
+            detail::handler_result_t<Handler, http::request<Body, Fields>>>::value_type>;
+
+/** Wraps a Beast request handler with floodgate (SPEC §4).
+
+    Every call opens one context (entrance `guard_options::context_name`, the request's origin),
+    enters the request's resource as an inbound entry and then:
+    - blocked: answers from make_blocked_response() without calling the handler;
+    - throttled (entry wait > 0): waits on an asynchronous timer first (the thread keeps serving);
+    - otherwise calls the handler with the request and a request_scope; a response whose status
+      `is_error()` or a thrown exception (answered 500) is traced as an error.
+    The entry exits exactly once on every path — response, exception, cancellation of the
+    coroutine (client gone, server shutdown) or destruction of its frame — before the response is
+    written, so response time covers the handler only.
+
+    Generic over the body and fields types; sync handlers and `asio::awaitable` handlers alike.
+    The call is always an `asio::awaitable<http::message_generator, Executor>` (the handler's
+    executor for coroutine handlers, `Executor` for sync ones).
+
+    @par Thread Safety
+    Calls may run concurrently on any threads; the guarded_handler must outlive them.
+
+    @par Example
+    @code
+    auto guarded = floodgate::beast::guard(engine, {.routes = &routes, .origin_header = "X-Origin"},
+        [](http::request<http::string_body>&& req, floodgate::beast::request_scope& scope) {
+          http::response<http::string_body> res{http::status::ok, req.version()};
+          res.body() = "hello";
+          res.prepare_payload();
+          return res;
+        });
+    http::message_generator msg = co_await guarded(std::move(req), {.peer = peer});
+    @endcode
+*/
+template <class Handler, class Executor = boost::asio::any_io_executor>
+class guarded_handler {
+ public:
+  guarded_handler(engine& eng, guard_options options, Handler handler)
+      : engine_(&eng), options_(std::move(options)), handler_(std::move(handler)) {}
+
+  template <class Body, class Fields>
+    requires request_handler<Handler, Body, Fields>
+  auto operator()(http::request<Body, Fields> req, request_info info = {})
+      -> boost::asio::awaitable<
+          http::message_generator,
+          detail::guard_executor_t<detail::handler_result_t<Handler, http::request<Body, Fields>>,
+                                   Executor>>;
+
+  const guard_options& options() const noexcept { return options_; }
+  Handler& handler() noexcept { return handler_; }
+
+ private:
+  template <class Body, class Fields>
+  std::string_view resolve_resource(const http::request<Body, Fields>& req,
+                                    const request_info& info, route_match& match,
+                                    std::string& storage) const;
+  template <class Fields>
+  std::string resolve_origin(const Fields& fields, const request_info& info) const;
+  template <class Result>
+  http::message_generator finish(entry& e, Result&& res) const;
+
+  engine* engine_;
+  guard_options options_;
+  Handler handler_;
+};
+
+/// Makes a guarded_handler; see there.
+template <class Handler>
+guarded_handler<std::decay_t<Handler>> guard(engine& eng, guard_options options,
+                                             Handler&& handler) {
+  return {eng, std::move(options), std::forward<Handler>(handler)};
+}
+
+}  // namespace floodgate::beast
+
+#include <floodgate/beast/impl/guard.hpp>

@@ -1,0 +1,128 @@
+// guarded_handler's implementation (included by guard.hpp).
+#pragma once
+
+#include <floodgate/beast/detail/request_params.hpp>
+
+#include <boost/asio/basic_waitable_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <chrono>
+#include <exception>
+
+namespace floodgate::beast {
+
+template <class Handler, class Executor>
+template <class Body, class Fields>
+  requires request_handler<Handler, Body, Fields>
+auto guarded_handler<Handler, Executor>::operator()(http::request<Body, Fields> req,
+                                                    request_info info)
+    -> boost::asio::awaitable<
+        http::message_generator,
+        detail::guard_executor_t<detail::handler_result_t<Handler, http::request<Body, Fields>>,
+                                 Executor>> {
+  namespace asio = boost::asio;
+  using result_type = detail::handler_result_t<Handler, http::request<Body, Fields>>;
+  using executor_type = detail::guard_executor_t<result_type, Executor>;
+
+  // Everything the response needs is taken before the request moves into the handler.
+  const unsigned version = req.version();
+  const bool keep_alive = req.keep_alive();
+  route_match match;
+  std::string resource_storage;
+  const std::string_view resource = resolve_resource(req, info, match, resource_storage);
+  const std::string origin = resolve_origin(req.base(), info);
+
+  // Declared in this order so the entry exits (destructor) before its context goes.
+  floodgate::context ctx{*engine_, options_.context_name, origin};
+  entry e;
+  {
+    const detail::request_params<Fields> params{req.base(), req.target(), origin, info.peer,
+                                                options_};
+    e = engine_->enter(ctx, resource, {.type = entry_type::inbound, .params = params.extractor()});
+  }
+  if (e.blocked()) {
+    co_return http::message_generator{
+        make_blocked_response(e.block(), resource, version, keep_alive)};
+  }
+  if (e.wait() > std::chrono::nanoseconds::zero()) {
+    // Throttled: wait without holding the thread. Cancellation throws; the entry still exits.
+    asio::basic_waitable_timer<std::chrono::steady_clock,
+                               asio::wait_traits<std::chrono::steady_clock>, executor_type>
+        timer{co_await asio::this_coro::executor, e.wait()};
+    co_await timer.async_wait(asio::use_awaitable_t<executor_type>{});
+  }
+
+  request_scope scope{&ctx, resource, match, origin};
+  std::exception_ptr failure;
+  try {
+    if constexpr (detail::awaitable_traits<result_type>::value) {
+      co_return finish(e, co_await detail::invoke_handler(handler_, std::move(req), scope));
+    } else {
+      co_return finish(e, detail::invoke_handler(handler_, std::move(req), scope));
+    }
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  // A cancelled request (client gone, shutdown) is not the handler's failure: exit, propagate.
+  const auto state = co_await asio::this_coro::cancellation_state;
+  if (state.cancelled() != asio::cancellation_type::none) {
+    e.exit();
+    std::rethrow_exception(failure);
+  }
+  e.trace_error();
+  e.exit();
+  co_return http::message_generator{make_error_response(
+      http::status::internal_server_error, "internal server error", version, keep_alive)};
+}
+
+template <class Handler, class Executor>
+template <class Body, class Fields>
+std::string_view guarded_handler<Handler, Executor>::resolve_resource(
+    const http::request<Body, Fields>& req, const request_info& info, route_match& match,
+    std::string& storage) const {
+  if (!info.resource.empty()) {
+    return info.resource;
+  }
+  const std::string_view method{req.method_string()};
+  if (!info.route.empty()) {
+    storage.reserve(method.size() + 1 + info.route.size());
+    storage.append(method).append(":").append(info.route);
+    return storage;
+  }
+  if (options_.routes != nullptr) {
+    match = options_.routes->match(method, std::string_view{req.target()});
+    return match.resource();
+  }
+  return unmatched_resource;
+}
+
+template <class Handler, class Executor>
+template <class Fields>
+std::string guarded_handler<Handler, Executor>::resolve_origin(const Fields& fields,
+                                                               const request_info& info) const {
+  std::string origin;
+  if (options_.origin == origin_source::client_ip) {
+    origin = detail::resolve_client(fields, info.peer, options_).to_string();
+  } else if (!options_.origin_header.empty()) {
+    if (const auto it = fields.find(options_.origin_header); it != fields.end()) {
+      const std::string_view v{it->value()};
+      origin.assign(v.substr(0, options_.max_origin_length));
+    }
+  }
+  return origin;
+}
+
+template <class Handler, class Executor>
+template <class Result>
+http::message_generator guarded_handler<Handler, Executor>::finish(entry& e, Result&& res) const {
+  if constexpr (detail::is_response<std::decay_t<Result>>::value) {
+    if (options_.is_error(res.result_int())) {
+      e.trace_error();
+    }
+  }
+  e.exit();
+  return http::message_generator{std::forward<Result>(res)};
+}
+
+}  // namespace floodgate::beast

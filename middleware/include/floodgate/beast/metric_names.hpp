@@ -1,0 +1,55 @@
+// Every Prometheus metric floodgate exports (SPEC §6), declared once.
+#pragma once
+
+#include <string_view>
+
+namespace floodgate::beast::metrics {
+
+/// A metric's name and help text; its type is fixed by the collector.
+struct metric_info {
+  std::string_view name;
+  std::string_view help;
+};
+
+inline constexpr metric_info requests_total{
+    "floodgate_requests_total", "Entries into a resource, by result (passed or blocked)."};
+inline constexpr metric_info blocked_requests_total{
+    "floodgate_blocked_requests_total", "Blocked entries, by the kind of rule that blocked them."};
+inline constexpr metric_info completed_requests_total{
+    "floodgate_completed_requests_total", "Passed entries that completed, by outcome."};
+inline constexpr metric_info request_duration_seconds{
+    "floodgate_request_duration_seconds", "Duration of passed entries, observed when they complete."};
+inline constexpr metric_info inflight_requests{
+    "floodgate_inflight_requests", "Entries of a resource currently in flight."};
+inline constexpr metric_info circuit_breaker_state{
+    "floodgate_circuit_breaker_state", "1 for the circuit breaker's current state, 0 for the others."};
+inline constexpr metric_info circuit_breaker_transitions_total{
+    "floodgate_circuit_breaker_transitions_total", "Circuit breaker state changes."};
+inline constexpr metric_info rules{"floodgate_rules", "Rules in force, by type."};
+inline constexpr metric_info rules_reloads_total{
+    "floodgate_rules_reloads_total", "Rule file load attempts (the initial load included), by result."};
+inline constexpr metric_info rules_last_reload_successful{
+    "floodgate_rules_last_reload_successful", "1 if the last rule file load attempt succeeded."};
+inline constexpr metric_info resources{"floodgate_resources", "Resources tracked."};
+inline constexpr metric_info resource_overflow_total{
+    "floodgate_resource_overflow_total", "Entries not tracked because the resource cap was reached."};
+inline constexpr metric_info system_cpu_usage_ratio{
+    "floodgate_system_cpu_usage_ratio", "CPU usage (0..1) as seen by system rules."};
+inline constexpr metric_info system_load1{
+    "floodgate_system_load1", "1-minute load average as seen by system rules."};
+inline constexpr metric_info build_info{
+    "floodgate_build_info", "Always 1; the version label says which floodgate is running."};
+
+/// Label names.
+inline constexpr std::string_view label_resource = "resource";
+inline constexpr std::string_view label_result = "result";
+inline constexpr std::string_view label_reason = "reason";
+inline constexpr std::string_view label_outcome = "outcome";
+inline constexpr std::string_view label_rule = "rule";
+inline constexpr std::string_view label_state = "state";
+inline constexpr std::string_view label_from = "from";
+inline constexpr std::string_view label_to = "to";
+inline constexpr std::string_view label_type = "type";
+inline constexpr std::string_view label_version = "version";
+
+}  // namespace floodgate::beast::metrics

@@ -1,0 +1,255 @@
+#include <floodgate/beast/metric_names.hpp>
+#include <floodgate/beast/metrics_collector.hpp>
+#include <floodgate/config/rule_file_watcher.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <utility>
+
+#ifndef FLOODGATE_VERSION
+#define FLOODGATE_VERSION "unknown"
+#endif
+
+namespace floodgate::beast {
+
+namespace {
+
+using prometheus::ClientMetric;
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+
+MetricFamily family(const metrics::metric_info& m, MetricType type) {
+  return MetricFamily{std::string(m.name), std::string(m.help), type, {}};
+}
+
+ClientMetric::Label label(std::string_view name, std::string_view value) {
+  return {std::string(name), std::string(value)};
+}
+
+ClientMetric counter(std::vector<ClientMetric::Label> labels, double value) {
+  ClientMetric m;
+  m.label = std::move(labels);
+  m.counter.value = value;
+  return m;
+}
+
+ClientMetric gauge(std::vector<ClientMetric::Label> labels, double value) {
+  ClientMetric m;
+  m.label = std::move(labels);
+  m.gauge.value = value;
+  return m;
+}
+
+double as_double(std::uint64_t v) { return static_cast<double>(v); }
+
+constexpr std::array<block_reason, 5> spec_reasons = {
+    block_reason::flow, block_reason::param_flow, block_reason::degrade, block_reason::system,
+    block_reason::authority};
+
+constexpr std::array<breaker_state, 3> breaker_states = {
+    breaker_state::closed, breaker_state::open, breaker_state::half_open};
+
+/// The transitions Sentinel's state machine can make.
+constexpr std::array<std::pair<breaker_state, breaker_state>, 4> breaker_transitions = {{
+    {breaker_state::closed, breaker_state::open},
+    {breaker_state::open, breaker_state::half_open},
+    {breaker_state::half_open, breaker_state::open},
+    {breaker_state::half_open, breaker_state::closed},
+}};
+
+std::uint64_t load(const std::atomic<std::uint64_t>& a) {
+  return a.load(std::memory_order_acquire);
+}
+
+}  // namespace
+
+metrics_collector::metrics_collector(const engine& eng, const config::rule_file_watcher* watcher)
+    : engine_(eng), watcher_(watcher) {}
+
+metrics_collector::~metrics_collector() = default;
+
+std::vector<MetricFamily> metrics_collector::Collect() const {
+  const std::lock_guard lock(mutex_);
+  std::vector<MetricFamily> out;
+  out.reserve(16);
+  collect_resources(out);
+  collect_breakers(out);
+  collect_rules(out);
+  collect_process(out);
+  return out;
+}
+
+void metrics_collector::collect_resources(std::vector<MetricFamily>& out) const {
+  std::vector<const node::cluster_node*> nodes;
+  nodes.reserve(engine_.nodes().resource_count());
+  engine_.nodes().for_each_resource([&](const node::cluster_node& n) { nodes.push_back(&n); });
+  std::sort(nodes.begin(), nodes.end(),
+            [](const auto* a, const auto* b) { return a->name() < b->name(); });
+
+  auto requests = family(metrics::requests_total, MetricType::Counter);
+  auto blocked = family(metrics::blocked_requests_total, MetricType::Counter);
+  auto completed = family(metrics::completed_requests_total, MetricType::Counter);
+  auto duration = family(metrics::request_duration_seconds, MetricType::Histogram);
+  auto inflight = family(metrics::inflight_requests, MetricType::Gauge);
+  requests.metric.reserve(2 * nodes.size());
+  blocked.metric.reserve(spec_reasons.size() * nodes.size());
+  completed.metric.reserve(2 * nodes.size());
+  duration.metric.reserve(nodes.size());
+  inflight.metric.reserve(nodes.size());
+
+  for (const node::cluster_node* n : nodes) {
+    const auto& t = n->totals();
+    const std::string& name = n->name();
+    // success = completed - errors comes from two counters. Completions are read before errors
+    // so that, with exits counting an error before its completion, an error in progress is
+    // never reported as a success; the clamp keeps the series monotonic in any case.
+    std::array<std::uint64_t, node::duration_buckets.size() + 1> buckets{};
+    std::uint64_t done = 0;
+    for (std::size_t i = 0; i < buckets.size(); ++i) {
+      buckets[i] = load(t.duration[i]);
+      done += buckets[i];
+    }
+    const double sum_seconds = as_double(load(t.duration_sum_ns)) / 1e9;
+    const std::uint64_t errors = load(t.errors);
+    std::uint64_t& last = last_success_[n];
+    last = std::max(last, done > errors ? done - errors : 0);
+
+    std::uint64_t blocked_sum = 0;
+    for (const block_reason r : spec_reasons) {
+      const std::uint64_t v = load(t.blocked[static_cast<std::size_t>(r)]);
+      blocked_sum += v;
+      blocked.metric.push_back(counter(
+          {label(metrics::label_resource, name), label(metrics::label_reason, to_string(r))},
+          as_double(v)));
+    }
+    // User slots' blocks are listed only when there are some.
+    if (const auto custom = load(t.blocked[static_cast<std::size_t>(block_reason::custom)])) {
+      blocked_sum += custom;
+      blocked.metric.push_back(counter({label(metrics::label_resource, name),
+                                        label(metrics::label_reason, "custom")},
+                                       as_double(custom)));
+    }
+    requests.metric.push_back(counter(
+        {label(metrics::label_resource, name), label(metrics::label_result, "passed")},
+        as_double(load(t.passed))));
+    requests.metric.push_back(counter(
+        {label(metrics::label_resource, name), label(metrics::label_result, "blocked")},
+        as_double(blocked_sum)));
+    completed.metric.push_back(counter(
+        {label(metrics::label_resource, name), label(metrics::label_outcome, "success")},
+        as_double(last)));
+    completed.metric.push_back(counter(
+        {label(metrics::label_resource, name), label(metrics::label_outcome, "error")},
+        as_double(std::min(errors, done))));
+
+    ClientMetric h;
+    h.label = {label(metrics::label_resource, name)};
+    h.histogram.sample_count = done;
+    h.histogram.sample_sum = sum_seconds;
+    h.histogram.bucket.reserve(buckets.size());
+    std::uint64_t cumulative = 0;
+    for (std::size_t i = 0; i < node::duration_buckets.size(); ++i) {
+      cumulative += buckets[i];
+      h.histogram.bucket.push_back({cumulative, node::duration_buckets[i]});
+    }
+    h.histogram.bucket.push_back({done, std::numeric_limits<double>::infinity()});
+    duration.metric.push_back(std::move(h));
+
+    inflight.metric.push_back(gauge({label(metrics::label_resource, name)},
+                                    static_cast<double>(std::max<std::int64_t>(
+                                        n->concurrency(), 0))));
+  }
+  out.push_back(std::move(requests));
+  out.push_back(std::move(blocked));
+  out.push_back(std::move(completed));
+  out.push_back(std::move(duration));
+  out.push_back(std::move(inflight));
+}
+
+void metrics_collector::collect_breakers(std::vector<MetricFamily>& out) const {
+  auto state = family(metrics::circuit_breaker_state, MetricType::Gauge);
+  auto transitions = family(metrics::circuit_breaker_transitions_total, MetricType::Counter);
+  engine_.for_each_breaker(
+      [&](std::string_view resource, const circuit_breaker& b, std::int32_t index) {
+        const std::string rule = b.rule().name.empty()
+                                     ? "degrade[" + std::to_string(index) + "]"
+                                     : b.rule().name;
+        const breaker_state current = b.state();
+        for (const breaker_state s : breaker_states) {
+          state.metric.push_back(gauge({label(metrics::label_resource, resource),
+                                        label(metrics::label_rule, rule),
+                                        label(metrics::label_state, to_string(s))},
+                                       s == current ? 1.0 : 0.0));
+        }
+        for (const auto& [from, to] : breaker_transitions) {
+          transitions.metric.push_back(counter(
+              {label(metrics::label_resource, resource), label(metrics::label_rule, rule),
+               label(metrics::label_from, to_string(from)), label(metrics::label_to, to_string(to))},
+              as_double(b.transitions(from, to))));
+        }
+      });
+  out.push_back(std::move(state));
+  out.push_back(std::move(transitions));
+}
+
+void metrics_collector::collect_rules(std::vector<MetricFamily>& out) const {
+  const rule_set rs = engine_.rules();
+  auto rules = family(metrics::rules, MetricType::Gauge);
+  const std::pair<std::string_view, std::size_t> counts[] = {
+      {"flow", rs.flow.size()},           {"degrade", rs.degrade.size()},
+      {"authority", rs.authority.size()}, {"system", rs.system.size()},
+      {"param_flow", rs.param_flow.size()}};
+  for (const auto& [type, n] : counts) {
+    rules.metric.push_back(gauge({label(metrics::label_type, type)}, as_double(n)));
+  }
+  out.push_back(std::move(rules));
+
+  if (watcher_ == nullptr) {
+    return;
+  }
+  const config::reload_status st = watcher_->status();
+  auto reloads = family(metrics::rules_reloads_total, MetricType::Counter);
+  reloads.metric.push_back(
+      counter({label(metrics::label_result, "success")}, as_double(st.successes)));
+  reloads.metric.push_back(
+      counter({label(metrics::label_result, "error")}, as_double(st.failures)));
+  out.push_back(std::move(reloads));
+  auto last_ok = family(metrics::rules_last_reload_successful, MetricType::Gauge);
+  last_ok.metric.push_back(gauge({}, st.ok ? 1.0 : 0.0));
+  out.push_back(std::move(last_ok));
+}
+
+void metrics_collector::collect_process(std::vector<MetricFamily>& out) const {
+  const node::node_registry& nodes = engine_.nodes();
+  auto resources = family(metrics::resources, MetricType::Gauge);
+  resources.metric.push_back(gauge({}, as_double(nodes.resource_count())));
+  out.push_back(std::move(resources));
+  auto overflow = family(metrics::resource_overflow_total, MetricType::Counter);
+  overflow.metric.push_back(counter({}, as_double(load(nodes.overflow().resources))));
+  out.push_back(std::move(overflow));
+
+  // The engine samples only once system rules exist; the metrics want readings regardless.
+  std::shared_ptr<const system_status_source> status = engine_.system_status();
+  if (!status) {
+    if (!status_) {
+      status_ = process_system_status();
+    }
+    status = status_;
+  }
+  const auto reading = [](double v) { return v < 0 ? std::nan("") : v; };
+  auto cpu = family(metrics::system_cpu_usage_ratio, MetricType::Gauge);
+  cpu.metric.push_back(gauge({}, reading(status->cpu_usage())));
+  out.push_back(std::move(cpu));
+  auto load1 = family(metrics::system_load1, MetricType::Gauge);
+  load1.metric.push_back(gauge({}, reading(status->load1())));
+  out.push_back(std::move(load1));
+
+  auto build = family(metrics::build_info, MetricType::Gauge);
+  build.metric.push_back(gauge({label(metrics::label_version, FLOODGATE_VERSION)}, 1.0));
+  out.push_back(std::move(build));
+}
+
+}  // namespace floodgate::beast
