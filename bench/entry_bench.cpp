@@ -27,16 +27,16 @@ engine& shared_engine(const rule_set& rules) {
 }
 
 void run_entries(benchmark::State& state, const rule_set& rules, std::string_view resource,
-                 std::string_view origin) {
+                 std::string_view origin, const entry_options& options = inbound) {
   engine& eng = shared_engine(rules);
   context ctx{eng, "http-inbound", origin};
   for (int i = 0; i < 1000; ++i) {  // warm-up: nodes exist afterwards
-    auto e = eng.enter(ctx, resource, inbound);
+    auto e = eng.enter(ctx, resource, options);
   }
   std::uint64_t blocked = 0;
   const auto before = bench::allocations();
   for (auto _ : state) {
-    auto e = eng.enter(ctx, resource, inbound);
+    auto e = eng.enter(ctx, resource, options);
     blocked += e.blocked() ? 1 : 0;
     benchmark::DoNotOptimize(e);
   }
@@ -51,6 +51,74 @@ void BM_EntryExit_NoRules(benchmark::State& state) {
   run_entries(state, {}, "GET:/hello", "billing");
 }
 BENCHMARK(BM_EntryExit_NoRules)->Threads(1)->Threads(2)->UseRealTime();
+
+constexpr double unlimited = 1e12;
+
+flow_rule qps_rule(double count) {
+  return {.resource = "GET:/hello", .count = count};
+}
+degrade_rule slow_breaker() {
+  return {.resource = "GET:/hello", .count = 200, .slow_ratio_threshold = 0.5,
+          .min_request_amount = 5, .stat_interval_ms = 1000, .time_window_sec = 10};
+}
+
+// SPEC §7's reference case: one QPS rule and one slow-ratio breaker, with an origin.
+void BM_EntryExit_QpsRuleAndBreaker(benchmark::State& state) {
+  run_entries(state, {.flow = {qps_rule(unlimited)}, .degrade = {slow_breaker()}}, "GET:/hello",
+              "billing");
+}
+BENCHMARK(BM_EntryExit_QpsRuleAndBreaker)->Threads(1)->Threads(2)->UseRealTime();
+
+void BM_EntryExit_QpsRule(benchmark::State& state) {
+  run_entries(state, {.flow = {qps_rule(unlimited)}}, "GET:/hello", "billing");
+}
+BENCHMARK(BM_EntryExit_QpsRule);
+
+void BM_EntryExit_QpsRuleBlocked(benchmark::State& state) {
+  run_entries(state, {.flow = {qps_rule(0)}}, "GET:/hello", "billing");
+}
+BENCHMARK(BM_EntryExit_QpsRuleBlocked);
+
+void BM_EntryExit_SlowRatioBreaker(benchmark::State& state) {
+  run_entries(state, {.degrade = {slow_breaker()}}, "GET:/hello", "billing");
+}
+BENCHMARK(BM_EntryExit_SlowRatioBreaker);
+
+void BM_EntryExit_WarmUp(benchmark::State& state) {
+  auto rule = qps_rule(unlimited);
+  rule.behavior = control_behavior::warm_up;
+  run_entries(state, {.flow = {rule}}, "GET:/hello", "billing");
+}
+BENCHMARK(BM_EntryExit_WarmUp);
+
+void BM_EntryExit_Throttling(benchmark::State& state) {
+  auto rule = qps_rule(unlimited);
+  rule.behavior = control_behavior::throttling;
+  run_entries(state, {.flow = {rule}}, "GET:/hello", "billing");
+}
+BENCHMARK(BM_EntryExit_Throttling);
+
+void BM_EntryExit_Authority(benchmark::State& state) {
+  run_entries(state,
+              {.authority = {{.resource = "GET:/hello", .strategy = authority_strategy::white,
+                              .limit_app = "ops,billing,cron"}}},
+              "GET:/hello", "billing");
+}
+BENCHMARK(BM_EntryExit_Authority);
+
+void BM_EntryExit_SystemRules(benchmark::State& state) {
+  run_entries(state, {.system = {{.avg_rt = 1e9, .max_thread = 1e9, .qps = unlimited}}},
+              "GET:/hello", "billing");
+}
+BENCHMARK(BM_EntryExit_SystemRules);
+
+void BM_EntryExit_ParamFlowStringArgument(benchmark::State& state) {
+  static const param_value args[] = {std::string_view("user-42")};
+  run_entries(state,
+              {.param_flow = {{.resource = "GET:/hello", .param_idx = 0, .count = unlimited}}},
+              "GET:/hello", "billing", {.type = entry_type::inbound, .args = args});
+}
+BENCHMARK(BM_EntryExit_ParamFlowStringArgument);
 
 }  // namespace
 }  // namespace floodgate
