@@ -1,0 +1,164 @@
+// The admin API in process: endpoints, JSON keys and status codes (SPEC §5).
+#include <floodgate/beast/admin_api.hpp>
+#include <floodgate/beast/metrics_collector.hpp>
+#include <floodgate/beast/metrics_handler.hpp>
+#include <floodgate/config/rule_file_watcher.hpp>
+#include <floodgate/core/clock.hpp>
+
+#include "support/demo_process.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/value.hpp>
+
+#include <gtest/gtest.h>
+
+namespace floodgate::beast {
+namespace {
+
+namespace json = boost::json;
+
+class AdminApiTest : public ::testing::Test {
+ protected:
+  AdminApiTest() {
+    engine_options o;
+    o.time = &clock_;
+    engine_ = std::make_unique<engine>(o);
+  }
+
+  http::response<http::string_body> get(std::string_view target) const {
+    return admin_api{*engine_, options_}.handle(http::verb::get, target, 11, true);
+  }
+  json::value get_json(std::string_view target) const {
+    const auto res = get(target);
+    EXPECT_EQ(res.result_int(), 200u) << target;
+    EXPECT_EQ(res[http::field::content_type], "application/json");
+    return json::parse(res.body());
+  }
+
+  manual_clock clock_;
+  std::unique_ptr<engine> engine_;
+  admin_options options_;
+};
+
+TEST_F(AdminApiTest, ResourcesListsEveryClusterNodeWithItsStatistics) {
+  context ctx{*engine_, "http-inbound", "billing"};
+  { auto e = engine_->enter(ctx, "GET:/hello", {.type = entry_type::inbound}); }
+  const json::value v = get_json("/floodgate/resources");
+  ASSERT_TRUE(v.is_array());
+  ASSERT_EQ(v.as_array().size(), 1u);
+  const json::object& o = v.as_array()[0].as_object();
+  EXPECT_EQ(o.at("resource").as_string(), "GET:/hello");
+  for (const char* key : {"passQps", "blockQps", "successQps", "exceptionQps", "avgRt", "minRt",
+                          "concurrency", "totalPass", "totalBlock"}) {
+    EXPECT_TRUE(o.contains(key)) << key;
+  }
+  EXPECT_EQ(o.at("totalPass").to_number<int>(), 1);
+  EXPECT_EQ(o.at("concurrency").to_number<int>(), 0);
+}
+
+TEST_F(AdminApiTest, TreeNestsChildrenFromTheRoot) {
+  context ctx{*engine_, "http-inbound"};
+  {
+    auto outer = engine_->enter(ctx, "GET:/work", {.type = entry_type::inbound});
+    auto inner = engine_->enter(ctx, "backend:work");
+  }
+  const json::value v = get_json("/floodgate/tree");
+  EXPECT_EQ(v.at("resource").as_string(), "machine-root");
+  const auto& entrance = v.at("children").as_array().at(0);
+  EXPECT_EQ(entrance.at("resource").as_string(), "http-inbound");
+  const auto& work = entrance.at("children").as_array().at(0);
+  EXPECT_EQ(work.at("resource").as_string(), "GET:/work");
+  const auto& backend = work.at("children").as_array().at(0);
+  EXPECT_EQ(backend.at("resource").as_string(), "backend:work");
+  EXPECT_TRUE(backend.at("children").as_array().empty());
+}
+
+TEST_F(AdminApiTest, OriginsListsThePerOriginStatisticsOfOneResource) {
+  for (const char* origin : {"billing", "search", "billing"}) {
+    context ctx{*engine_, "http-inbound", origin};
+    auto e = engine_->enter(ctx, "GET:/users/{id}", {.type = entry_type::inbound});
+  }
+  const json::value v = get_json("/floodgate/origins?resource=GET%3A%2Fusers%2F%7Bid%7D");
+  ASSERT_EQ(v.as_array().size(), 2u);
+  EXPECT_EQ(v.as_array()[0].at("origin").as_string(), "billing");
+  EXPECT_EQ(v.as_array()[0].at("totalPass").to_number<int>(), 2);
+  EXPECT_EQ(v.as_array()[1].at("origin").as_string(), "search");
+  EXPECT_TRUE(get_json("/floodgate/origins?resource=unknown").as_array().empty());
+  EXPECT_EQ(get("/floodgate/origins").result_int(), 400u);
+}
+
+TEST_F(AdminApiTest, RulesAreTheRulesInForceInTheFileSchema) {
+  ASSERT_TRUE(engine_->load_rules({.flow = {{.resource = "GET:/hello", .count = 7}}}).ok());
+  const json::value v = get_json("/floodgate/rules");
+  const auto& flow = v.at("flow").as_array();
+  ASSERT_EQ(flow.size(), 1u);
+  EXPECT_EQ(flow[0].at("resource").as_string(), "GET:/hello");
+  EXPECT_EQ(flow[0].at("count").to_number<double>(), 7.0);
+}
+
+TEST_F(AdminApiTest, BreakersShowStateAndNextProbeTime) {
+  ASSERT_TRUE(engine_
+                  ->load_rules({.degrade = {{.resource = "GET:/a",
+                                             .grade = degrade_grade::error_count,
+                                             .count = 1,
+                                             .min_request_amount = 1,
+                                             .time_window_sec = 10}}})
+                  .ok());
+  json::value v = get_json("/floodgate/breakers");
+  ASSERT_EQ(v.as_array().size(), 1u);
+  EXPECT_EQ(v.as_array()[0].at("resource").as_string(), "GET:/a");
+  EXPECT_EQ(v.as_array()[0].at("rule").as_string(), "degrade[0]");
+  EXPECT_EQ(v.as_array()[0].at("state").as_string(), "closed");
+  EXPECT_TRUE(v.as_array()[0].at("nextProbeTime").is_null());
+  for (int i = 0; i < 3; ++i) {
+    context ctx{*engine_, "http-inbound"};
+    if (auto e = engine_->enter(ctx, "GET:/a")) e.trace_error();
+  }
+  v = get_json("/floodgate/breakers");
+  EXPECT_EQ(v.as_array()[0].at("state").as_string(), "open");
+  const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
+  const auto probe = v.as_array()[0].at("nextProbeTime").to_number<std::int64_t>();
+  EXPECT_GT(probe, now + 9'000);
+  EXPECT_LE(probe, now + 10'100);
+}
+
+TEST_F(AdminApiTest, ReloadReportsTheLastLoadAttempt) {
+  test::rules_dir dir{"flow: [{resource: a, count: 1}]\n"};
+  boost::asio::io_context io;
+  config::rule_file_watcher watcher{io.get_executor(), *engine_, dir.path()};
+  ASSERT_TRUE(watcher.start().ok());
+  options_.watcher = &watcher;
+  const json::value v = get_json("/floodgate/reload");
+  EXPECT_EQ(v.at("file").as_string(), dir.path());
+  EXPECT_TRUE(v.at("ok").is_bool());
+  EXPECT_TRUE(v.at("ok").as_bool());
+  EXPECT_TRUE(v.at("error").is_null());
+  EXPECT_GT(v.at("time").to_number<std::int64_t>(), 1'600'000'000'000);
+  watcher.stop();
+}
+
+TEST_F(AdminApiTest, MetricsAreServedWhenConfigured) {
+  EXPECT_EQ(get("/metrics").result_int(), 404u);
+  metrics_handler metrics{{std::make_shared<metrics_collector>(*engine_)}};
+  options_.metrics = &metrics;
+  const auto res = get("/metrics");
+  EXPECT_EQ(res.result_int(), 200u);
+  EXPECT_EQ(res[http::field::content_type], "text/plain; version=0.0.4; charset=utf-8");
+  EXPECT_NE(res.body().find("floodgate_build_info"), std::string::npos);
+}
+
+TEST_F(AdminApiTest, UnknownPathsAreJson404AndOtherMethods405) {
+  const auto missing = get("/floodgate/nope");
+  EXPECT_EQ(missing.result_int(), 404u);
+  EXPECT_EQ(missing[http::field::content_type], "application/json");
+  EXPECT_TRUE(json::parse(missing.body()).is_object());
+  const auto post = admin_api{*engine_}.handle(http::verb::post, "/floodgate/rules", 11, true);
+  EXPECT_EQ(post.result_int(), 405u);
+  EXPECT_EQ(post[http::field::allow], "GET");
+}
+
+}  // namespace
+}  // namespace floodgate::beast

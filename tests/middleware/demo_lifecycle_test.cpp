@@ -1,0 +1,139 @@
+// The real demo's start-up, flags, malformed requests, disconnects and graceful shutdown.
+#include "support/demo_fixture.hpp"
+
+#include <csignal>
+#include <chrono>
+#include <thread>
+
+namespace floodgate::test {
+namespace {
+
+using namespace std::chrono_literals;
+using clock_type = std::chrono::steady_clock;
+
+TEST_F(DemoTest, PrintsWhereItListensWithTheBoundPorts) {
+  start("{}");
+  EXPECT_NE(demo_->port(), 0);
+  EXPECT_NE(demo_->admin_port(), 0);
+  EXPECT_EQ(demo_->out(), "listening on http://127.0.0.1:" + std::to_string(demo_->port()) +
+                              "\nadmin on http://127.0.0.1:" +
+                              std::to_string(demo_->admin_port()) + "\n");
+}
+
+TEST_F(DemoTest, BadRulesFileExitsWithCode2AndTheError) {
+  rules_dir bad{"flow:\n  - resource: \"GET:/hello\"\n    count: -1\n"};
+  const demo_result r = run_demo({"--rules", bad.path()}, 30s);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("rules.yaml:3:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("flow[0].count"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("listening on"), std::string::npos);
+
+  EXPECT_EQ(run_demo({"--rules", bad.path() + ".missing"}, 30s).exit_code, 2);
+  rules_dir empty{""};
+  EXPECT_EQ(run_demo({"--rules", empty.path()}, 30s).exit_code, 2);
+}
+
+TEST_F(DemoTest, UnknownFlagsAreRejected) {
+  const demo_result r = run_demo({"--bogus"}, 30s);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("usage"), std::string::npos);
+}
+
+TEST_F(DemoTest, NoGuardServesTheSameEndpointsWithoutTheMiddleware) {
+  start(R"(flow: [{resource: "GET:/hello", count: 0}])", {"--no-guard"});
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(get("/hello").status, 200u);
+  EXPECT_EQ(get("/work?ms=1").status, 200u);
+  EXPECT_EQ(get("/nope").status, 404u);
+  EXPECT_TRUE(admin_json("/floodgate/resources").as_array().empty());
+}
+
+TEST_F(DemoTest, MalformedRequestsAreRefusedWithoutTouchingStatistics) {
+  start("{}");
+  const auto refused = [&](const std::string& bytes) {
+    http_connection c{demo_->port()};
+    c.send_raw(bytes);
+    return c.read_response();
+  };
+  const http_response garbage = refused("GARBAGE\r\n\r\n");
+  EXPECT_TRUE(garbage.status == 0 || garbage.status == 400) << garbage.status;
+  const http_response version = refused("GET /hello HTTP/7.0\r\nHost: x\r\n\r\n");
+  EXPECT_TRUE(version.status == 0 || version.status == 400) << version.status;
+  EXPECT_EQ(refused("GET /hello HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n").status, 400u);
+  EXPECT_EQ(refused("GET /hello HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(9000, 'a') +
+                    "\r\n\r\n")
+                .status,
+            431u);
+  EXPECT_EQ(refused("POST /hello HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\n\r\n").status,
+            413u);
+  EXPECT_TRUE(admin_json("/floodgate/resources").as_array().empty());
+  EXPECT_EQ(sample(metrics(), "floodgate_resources"), 0.0);
+  // Just under the limits is fine.
+  EXPECT_EQ(get("/hello", {{"X-Big", std::string(7000, 'a')}}).status, 200u);
+}
+
+TEST_F(DemoTest, ClientDisconnectMidRequestLeavesNothingInFlight) {
+  start("{}");
+  http_connection c{demo_->port()};
+  c.send_raw("GET /work?ms=20000 HTTP/1.1\r\nHost: x\r\n\r\n");
+  ASSERT_TRUE(eventually([&] { return inflight("GET:/work") == 1; }, 10s));
+  EXPECT_EQ(inflight("backend:work"), 1.0);
+  const auto t0 = clock_type::now();
+  c.close();
+  EXPECT_TRUE(eventually(
+      [&] { return inflight("GET:/work") == 0 && inflight("backend:work") == 0; }, 10s));
+  EXPECT_LT(clock_type::now() - t0, 5s) << "the handler is cancelled, not waited for";
+  const auto resources = admin_json("/floodgate/resources").as_array();
+  for (const auto& r : resources) EXPECT_EQ(r.at("concurrency").to_number<int>(), 0);
+}
+
+TEST_F(DemoTest, ShutdownFinishesRequestsInFlightRefusesNewOnesAndExitsZero) {
+  start("{}");
+  std::vector<http_response> responses(3);
+  std::vector<std::thread> clients;
+  for (auto& r : responses) {
+    clients.emplace_back([&] { r = get("/work?ms=1500"); });
+  }
+  ASSERT_TRUE(eventually([&] { return inflight("GET:/work") == 3; }, 10s));
+  const std::uint16_t port = demo_->port();
+  const auto t0 = clock_type::now();
+  demo_->signal(SIGTERM);
+  EXPECT_TRUE(eventually([&] { return !can_connect(port); }, 2s)) << "listener closed at once";
+  for (auto& t : clients) t.join();
+  for (const auto& r : responses) {
+    EXPECT_EQ(r.status, 200u);
+    EXPECT_EQ(r.body, "worked 1500 ms\n");
+  }
+  EXPECT_EQ(demo_->wait(15s), 0);
+  EXPECT_LT(clock_type::now() - t0, 8s) << "did not wait for the drain timeout";
+  EXPECT_NE(demo_->out().find("stopped; in-flight requests: 0\n"), std::string::npos)
+      << demo_->out();
+}
+
+TEST_F(DemoTest, ShutdownClosesIdleKeepAliveConnectionsAtOnce) {
+  start("{}");
+  http_connection idle{demo_->port()};
+  ASSERT_EQ(idle.get("/hello").status, 200u);
+  const auto t0 = clock_type::now();
+  demo_->signal(SIGINT);
+  EXPECT_TRUE(idle.closed_by_peer());
+  EXPECT_EQ(demo_->wait(15s), 0);
+  EXPECT_LT(clock_type::now() - t0, 5s);
+}
+
+TEST_F(DemoTest, DrainTimeoutCancelsWhatIsStillInFlight) {
+  start("{}", {"--drain-timeout-ms", "300"});
+  http_response r;
+  std::thread client([&] { r = get("/work?ms=30000"); });
+  ASSERT_TRUE(eventually([&] { return inflight("GET:/work") == 1; }, 10s));
+  const auto t0 = clock_type::now();
+  demo_->signal(SIGTERM);
+  EXPECT_EQ(demo_->wait(15s), 0);
+  EXPECT_LT(clock_type::now() - t0, 8s);
+  client.join();
+  EXPECT_EQ(r.status, 0u) << "the connection was closed, not answered";
+  EXPECT_NE(demo_->out().find("stopped; in-flight requests: 0\n"), std::string::npos)
+      << demo_->out();
+}
+
+}  // namespace
+}  // namespace floodgate::test

@@ -1,0 +1,207 @@
+// The Prometheus collector in process: names, types, labels and exact values (SPEC §6).
+#include <floodgate/beast/metric_names.hpp>
+#include <floodgate/beast/metrics_collector.hpp>
+#include <floodgate/beast/metrics_handler.hpp>
+#include <floodgate/config/rule_file_watcher.hpp>
+#include <floodgate/core/clock.hpp>
+#include <floodgate/system/manual_system_status.hpp>
+
+#include "support/demo_process.hpp"
+#include "support/metrics_text.hpp"
+
+#include <boost/asio/io_context.hpp>
+
+#include <gtest/gtest.h>
+
+#include <memory>
+
+namespace floodgate::beast {
+namespace {
+
+using test::label_map;
+using test::sample;
+
+class MetricsCollectorTest : public ::testing::Test {
+ protected:
+  MetricsCollectorTest() : status_(std::make_shared<manual_system_status>()) {
+    engine_options o;
+    o.time = &clock_;
+    o.system_status = status_;
+    engine_ = std::make_unique<engine>(o);
+    status_->set_cpu_usage(0.25);
+    status_->set_load1(1.5);
+  }
+
+  void load(const rule_set& rules) { ASSERT_TRUE(engine_->load_rules(rules).ok()); }
+
+  /// Enters and exits `resource` once; returns whether it passed.
+  bool request(std::string_view resource, std::int64_t duration_ms = 0, bool error = false) {
+    context ctx{*engine_, "http-inbound"};
+    auto e = engine_->enter(ctx, resource, {.type = entry_type::inbound});
+    if (!e) return false;
+    clock_.advance_ms(duration_ms);
+    if (error) e.trace_error();
+    return true;
+  }
+
+  std::string scrape() const {
+    metrics_handler h{{std::make_shared<metrics_collector>(*engine_, watcher_)}};
+    return h.render();
+  }
+
+  manual_clock clock_;
+  std::shared_ptr<manual_system_status> status_;
+  std::unique_ptr<engine> engine_;
+  const config::rule_file_watcher* watcher_ = nullptr;
+};
+
+TEST_F(MetricsCollectorTest, ExportsEveryMetricWithItsType) {
+  load({.degrade = {{.resource = "GET:/hello", .time_window_sec = 1}}});
+  request("GET:/hello");
+  const std::string text = scrape();
+  const std::pair<metrics::metric_info, const char*> expected[] = {
+      {metrics::requests_total, "counter"},
+      {metrics::blocked_requests_total, "counter"},
+      {metrics::completed_requests_total, "counter"},
+      {metrics::request_duration_seconds, "histogram"},
+      {metrics::inflight_requests, "gauge"},
+      {metrics::circuit_breaker_state, "gauge"},
+      {metrics::circuit_breaker_transitions_total, "counter"},
+      {metrics::rules, "gauge"},
+      {metrics::resources, "gauge"},
+      {metrics::resource_overflow_total, "counter"},
+      {metrics::system_cpu_usage_ratio, "gauge"},
+      {metrics::system_load1, "gauge"},
+      {metrics::build_info, "gauge"},
+  };
+  for (const auto& [m, type] : expected) {
+    EXPECT_EQ(test::metric_type(text, m.name), type) << m.name;
+  }
+  EXPECT_EQ(sample(text, "floodgate_build_info", {{"version", "0.1.0"}}), 1.0);
+  EXPECT_EQ(sample(text, "floodgate_system_cpu_usage_ratio"), 0.25);
+  EXPECT_EQ(sample(text, "floodgate_system_load1"), 1.5);
+  EXPECT_EQ(sample(text, "floodgate_resources"), 1.0);
+  EXPECT_EQ(sample(text, "floodgate_resource_overflow_total"), 0.0);
+}
+
+TEST_F(MetricsCollectorTest, CountersEqualTheEntries) {
+  load({.flow = {{.resource = "GET:/hello", .count = 3}}});
+  int passed = 0;
+  int blocked = 0;
+  for (int i = 0; i < 5; ++i) (request("GET:/hello", 0, i == 0) ? passed : blocked)++;
+  ASSERT_EQ(passed, 3);
+  const std::string text = scrape();
+  const auto res = [](const char* k, const char* v) {
+    return label_map{{"resource", "GET:/hello"}, {k, v}};
+  };
+  EXPECT_EQ(sample(text, "floodgate_requests_total", res("result", "passed")), 3.0);
+  EXPECT_EQ(sample(text, "floodgate_requests_total", res("result", "blocked")), 2.0);
+  EXPECT_EQ(sample(text, "floodgate_blocked_requests_total", res("reason", "flow")), 2.0);
+  for (const char* r : {"param_flow", "degrade", "system", "authority"}) {
+    EXPECT_EQ(sample(text, "floodgate_blocked_requests_total", res("reason", r)), 0.0) << r;
+  }
+  EXPECT_EQ(sample(text, "floodgate_completed_requests_total", res("outcome", "success")), 2.0);
+  EXPECT_EQ(sample(text, "floodgate_completed_requests_total", res("outcome", "error")), 1.0);
+  EXPECT_EQ(sample(text, "floodgate_inflight_requests", {{"resource", "GET:/hello"}}), 0.0);
+  EXPECT_EQ(sample(text, "floodgate_rules", {{"type", "flow"}}), 1.0);
+  EXPECT_EQ(sample(text, "floodgate_rules", {{"type", "param_flow"}}), 0.0);
+}
+
+TEST_F(MetricsCollectorTest, InflightGaugeCountsOpenEntries) {
+  context ctx{*engine_, "http-inbound"};
+  auto e = engine_->enter(ctx, "GET:/work", {.type = entry_type::inbound});
+  EXPECT_EQ(sample(scrape(), "floodgate_inflight_requests", {{"resource", "GET:/work"}}), 1.0);
+  e.exit();
+  EXPECT_EQ(sample(scrape(), "floodgate_inflight_requests", {{"resource", "GET:/work"}}), 0.0);
+}
+
+TEST_F(MetricsCollectorTest, DurationHistogramIsCumulativeInSeconds) {
+  request("GET:/work", 30);
+  request("GET:/work", 300);
+  const std::string text = scrape();
+  const auto le = [&](const char* bound) {
+    return sample(text, "floodgate_request_duration_seconds_bucket",
+                  {{"resource", "GET:/work"}, {"le", bound}});
+  };
+  EXPECT_EQ(le("0.025"), 0.0);
+  EXPECT_EQ(le("0.05"), 1.0);
+  EXPECT_EQ(le("0.25"), 1.0);
+  EXPECT_EQ(le("0.5"), 2.0);
+  EXPECT_EQ(le("+Inf"), 2.0);
+  EXPECT_EQ(sample(text, "floodgate_request_duration_seconds_count", {{"resource", "GET:/work"}}),
+            2.0);
+  EXPECT_NEAR(*sample(text, "floodgate_request_duration_seconds_sum", {{"resource", "GET:/work"}}),
+              0.33, 1e-9);
+}
+
+TEST_F(MetricsCollectorTest, BreakerStateIsAStateSetAndTransitionsAreCounted) {
+  load({.degrade = {{.resource = "GET:/a",
+                     .grade = degrade_grade::error_count,
+                     .count = 1,
+                     .min_request_amount = 1,
+                     .time_window_sec = 10},
+                    {.name = "b-slow", .resource = "GET:/b", .count = 100, .time_window_sec = 1}}});
+  for (int i = 0; i < 5; ++i) request("GET:/a", 0, true);
+  const std::string text = scrape();
+  const auto state = [&](const char* res, const char* rule, const char* s) {
+    return sample(text, "floodgate_circuit_breaker_state",
+                  {{"resource", res}, {"rule", rule}, {"state", s}});
+  };
+  EXPECT_EQ(state("GET:/a", "degrade[0]", "open"), 1.0);
+  EXPECT_EQ(state("GET:/a", "degrade[0]", "closed"), 0.0);
+  EXPECT_EQ(state("GET:/a", "degrade[0]", "half_open"), 0.0);
+  EXPECT_EQ(state("GET:/b", "b-slow", "closed"), 1.0);
+  EXPECT_EQ(sample(text, "floodgate_circuit_breaker_transitions_total",
+                   {{"resource", "GET:/a"}, {"rule", "degrade[0]"}, {"from", "closed"},
+                    {"to", "open"}}),
+            1.0);
+  EXPECT_EQ(sample(text, "floodgate_circuit_breaker_transitions_total",
+                   {{"resource", "GET:/a"}, {"rule", "degrade[0]"}, {"from", "open"},
+                    {"to", "half_open"}}),
+            0.0);
+}
+
+TEST_F(MetricsCollectorTest, ReloadMetricsComeFromTheWatcher) {
+  test::rules_dir dir{"flow: [{resource: a, count: 1}]\n"};
+  boost::asio::io_context io;
+  config::rule_file_watcher watcher{io.get_executor(), *engine_, dir.path()};
+  ASSERT_TRUE(watcher.start().ok());
+  watcher_ = &watcher;
+  const std::string text = scrape();
+  EXPECT_EQ(sample(text, "floodgate_rules_reloads_total", {{"result", "success"}}), 1.0);
+  EXPECT_EQ(sample(text, "floodgate_rules_reloads_total", {{"result", "error"}}), 0.0);
+  EXPECT_EQ(sample(text, "floodgate_rules_last_reload_successful"), 1.0);
+  EXPECT_EQ(test::metric_type(text, "floodgate_rules_reloads_total"), "counter");
+  EXPECT_EQ(test::metric_type(text, "floodgate_rules_last_reload_successful"), "gauge");
+  watcher.stop();
+}
+
+TEST_F(MetricsCollectorTest, NoOriginPathOrPidLabels) {
+  context ctx{*engine_, "http-inbound", "some-origin"};
+  { auto e = engine_->enter(ctx, "GET:/hello", {.type = entry_type::inbound}); }
+  const std::string text = scrape();
+  EXPECT_EQ(text.find("some-origin"), std::string::npos);
+  EXPECT_EQ(text.find("pid="), std::string::npos);
+}
+
+TEST_F(MetricsCollectorTest, ExpositionPassesPromtool) {
+  load({.flow = {{.resource = "GET:/hello", .count = 1}},
+        .degrade = {{.resource = "GET:/hello", .time_window_sec = 1}}});
+  for (int i = 0; i < 3; ++i) request("GET:/hello", 7, i == 1);
+  request("weird \"name\"\\");
+  const auto checked = test::promtool_check(scrape());
+  if (!checked) GTEST_SKIP() << "promtool is not installed";
+  EXPECT_TRUE(checked->ok) << checked->output;
+  EXPECT_EQ(checked->output, "");
+}
+
+TEST(MetricsHandler, AnswersWithTheExpositionContentType) {
+  metrics_handler h;
+  const auto res = h.response(11, true);
+  EXPECT_EQ(res.result_int(), 200u);
+  EXPECT_EQ(res[http::field::content_type], "text/plain; version=0.0.4; charset=utf-8");
+  EXPECT_TRUE(res.keep_alive());
+}
+
+}  // namespace
+}  // namespace floodgate::beast
