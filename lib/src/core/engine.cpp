@@ -76,6 +76,10 @@ bool blocked(const slot_verdict& v) noexcept { return v.outcome == slot_verdict:
 
 slot_verdict engine_impl::run_checks(const rule_snapshot& snap, const resource_rules* rules,
                                      const check_context& cc, entry_tokens& tokens) noexcept {
+  if (rules == nullptr && snap.user_slots.empty() &&
+      (!snap.system || cc.type != entry_type::inbound)) {
+    return slot_verdict::pass();  // nothing to check for this resource
+  }
   std::int64_t wait_ns = 0;
   std::size_t next_user = 0;
   for (std::size_t k = 0; k < stage_count; ++k) {
@@ -138,19 +142,15 @@ void engine_impl::unwind(const rule_snapshot&, const resource_rules* rules, stag
   }
 }
 
-entry engine_impl::enter(context& ctx, std::string_view resource,
+entry engine_impl::enter(context& ctx, node::cluster_node* cluster,
                          const entry_options& options) noexcept {
   entry e;
   e.engine_ = this;
   e.acquire_ = options.acquire;
   e.type_ = options.type;
   e.status_ = entry::status::passed;
-  if (ctx.entrance_ == nullptr) {
-    return e;  // null context: passes unchecked
-  }
-  node::cluster_node* cluster = registry_.resource(resource);
-  if (cluster == nullptr) {
-    return e;  // past the resource cap
+  if (ctx.entrance_ == nullptr || cluster == nullptr) {
+    return e;  // null context or past the resource cap: passes unchecked
   }
   node::child_list& parent = ctx.depth_ > 0
                                  ? ctx.stack_[std::min(ctx.depth_, context::max_depth) - 1]->children()
@@ -159,7 +159,7 @@ entry engine_impl::enter(context& ctx, std::string_view resource,
   if (node == nullptr) {
     return e;
   }
-  node::origin_node* origin = registry_.origin(*cluster, ctx.origin_);
+  node::origin_node* origin = registry_.origin(*cluster, ctx.origin_, ctx.origin_hash_);
 
   const std::int64_t now_ms = clock_->now_ms();
   const std::int64_t now_ns = now_ms * 1'000'000;
@@ -284,7 +284,18 @@ engine::~engine() = default;
 
 entry engine::enter(context& ctx, std::string_view resource,
                     const entry_options& options) noexcept {
-  return impl_->enter(ctx, resource, options);
+  // A null context never creates resources.
+  return impl_->enter(ctx, ctx.is_null() ? nullptr : impl_->registry().resource(resource),
+                      options);
+}
+
+entry engine::enter(context& ctx, resource_handle resource,
+                    const entry_options& options) noexcept {
+  return impl_->enter(ctx, resource.node_, options);
+}
+
+resource_handle engine::resource(std::string_view name) noexcept {
+  return resource_handle(impl_->registry().resource(name));
 }
 
 load_result engine::load_rules(const rule_set& rules) { return impl_->load_rules(rules); }

@@ -17,7 +17,7 @@ class engine_impl {
  public:
   explicit engine_impl(engine_options options);
 
-  entry enter(context& ctx, std::string_view resource, const entry_options& options) noexcept;
+  entry enter(context& ctx, node::cluster_node* cluster, const entry_options& options) noexcept;
   void exit(entry& e) noexcept;
 
   load_result load_rules(const rule_set& rules);

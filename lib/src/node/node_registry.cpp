@@ -176,11 +176,12 @@ default_node* node_registry::default_node_for(entrance_node& entrance, cluster_n
   return n;
 }
 
-origin_node* node_registry::origin(cluster_node& resource, std::string_view origin) noexcept {
+origin_node* node_registry::origin(cluster_node& resource, std::string_view origin,
+                                   std::uint64_t origin_hash) noexcept {
   if (origin.empty()) {
     return nullptr;
   }
-  const auto h = mix(resource.hash() ^ (hash_name(origin) * 0x9e3779b97f4a7c15ULL));
+  const auto h = mix(resource.hash() ^ (origin_hash * 0x9e3779b97f4a7c15ULL));
   auto eq = [&](const origin_node& n) { return &n.owner() == &resource && n.origin() == origin; };
   if (origin_node* n = origins_.find(h, eq)) {
     return n;

@@ -156,3 +156,24 @@ TEST(LeapArray, ConcurrentRotationCountsEveryEventOfItsOwnWindow) {
 
 }  // namespace
 }  // namespace floodgate::stat
+
+namespace floodgate::stat {
+namespace {
+
+TEST(FastDivider, MatchesIntegerDivision) {
+  for (std::int64_t d : {1, 2, 3, 7, 10, 200, 333, 500, 1000, 60000}) {
+    const fast_divider div(d);
+    for (std::int64_t t : {std::int64_t{0}, std::int64_t{1}, d - 1, d, d + 1,
+                           std::int64_t{1'000'000}, std::int64_t{1'700'000'000'123},
+                           (std::int64_t{1} << 40) - 1, std::int64_t{1} << 41}) {
+      EXPECT_EQ(div.divide(t), t / d) << t << " / " << d;
+      EXPECT_EQ(div.modulo(t), t % d) << t << " % " << d;
+    }
+    for (std::int64_t t = 0; t < 100'000; t += 7) {
+      ASSERT_EQ(div.divide(t), t / d);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace floodgate::stat

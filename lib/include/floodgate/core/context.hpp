@@ -56,6 +56,7 @@ class context {
   engine* engine_;
   node::entrance_node* entrance_;
   std::string_view origin_;
+  std::uint64_t origin_hash_;
   node::default_node* stack_[max_depth] = {};
   int depth_ = 0;
 };

@@ -24,6 +24,23 @@ namespace detail {
 class engine_impl;
 }
 
+/** A resource resolved once: entering by handle skips hashing and looking up the name.
+    Obtained from @ref engine::resource; empty when the resource cap was reached (entries then
+    pass unchecked, as with a name). Valid for the engine's life. */
+class resource_handle {
+ public:
+  resource_handle() noexcept = default;
+  explicit operator bool() const noexcept { return node_ != nullptr; }
+  std::string_view name() const noexcept {
+    return node_ != nullptr ? std::string_view(node_->name()) : std::string_view{};
+  }
+
+ private:
+  friend class engine;
+  explicit resource_handle(node::cluster_node* n) noexcept : node_(n) {}
+  node::cluster_node* node_ = nullptr;
+};
+
 /// Engine configuration; fixed for the engine's life.
 struct engine_options {
   node::registry_limits limits{};
@@ -71,6 +88,11 @@ class engine {
 
   /// Enters `resource` within `ctx`. Never throws; an internal failure lets the entry pass.
   entry enter(context& ctx, std::string_view resource, const entry_options& options = {}) noexcept;
+  /// Enters a resource resolved with resource(); the cheapest way on a hot path.
+  entry enter(context& ctx, resource_handle resource,
+              const entry_options& options = {}) noexcept;
+  /// Resolves (creating on first use) a resource; empty past the resource cap.
+  resource_handle resource(std::string_view name) noexcept;
 
   /** Validates `rules` whole and, if valid, publishes them atomically. Rules that did not change
       keep their state (warm-up tokens, throttling position, breaker state). On any error nothing

@@ -89,7 +89,12 @@ class node_registry {
                                  child_list& parent) noexcept;
 
   /// The (resource, origin) node; null for an empty origin or past the cap.
-  origin_node* origin(cluster_node& resource, std::string_view origin) noexcept;
+  origin_node* origin(cluster_node& resource, std::string_view origin) noexcept {
+    return this->origin(resource, origin, hash_name(origin));
+  }
+  /// As above with `hash_name(origin)` already computed (contexts compute it once).
+  origin_node* origin(cluster_node& resource, std::string_view origin,
+                      std::uint64_t origin_hash) noexcept;
 
   /// The global inbound node (Sentinel's `__total_inbound_traffic__`).
   cluster_node& inbound() noexcept { return *inbound_; }

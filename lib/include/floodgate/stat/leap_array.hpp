@@ -8,6 +8,32 @@
 
 namespace floodgate::stat {
 
+__extension__ using uint128 = unsigned __int128;
+
+/** Division of non-negative 64-bit values below 2^40 by a constant fixed at run time, as a
+    multiply and a shift: windows divide the time on every request. Exact for d < 2^24. */
+class fast_divider {
+ public:
+  explicit fast_divider(std::int64_t d) noexcept
+      : d_(d), inverse_(d > 1 ? ~std::uint64_t{0} / static_cast<std::uint64_t>(d) + 1 : 0) {}
+
+  std::int64_t divide(std::int64_t t) const noexcept {
+    if (d_ == 1) {
+      return t;
+    }
+    if (t < 0 || t >= (std::int64_t{1} << 40)) {
+      return t / d_;
+    }
+    return static_cast<std::int64_t>(
+        (static_cast<uint128>(static_cast<std::uint64_t>(t)) * inverse_) >> 64);
+  }
+  std::int64_t modulo(std::int64_t t) const noexcept { return t - divide(t) * d_; }
+
+ private:
+  std::int64_t d_;
+  std::uint64_t inverse_;
+};
+
 /** A sliding window of `sample_count` buckets covering `interval_ms`.
 
     `Bucket` is any type whose counters are @ref tagged_cell words; the array maps a time to its
@@ -30,6 +56,8 @@ class leap_array {
       : sample_count_(sample_count),
         interval_ms_(interval_ms),
         window_ms_(interval_ms / sample_count),
+        by_window_(window_ms_),
+        by_samples_(sample_count),
         buckets_(new Bucket[static_cast<std::size_t>(sample_count)]) {}
 
   int sample_count() const noexcept { return sample_count_; }
@@ -37,14 +65,16 @@ class leap_array {
   int window_ms() const noexcept { return window_ms_; }
   double interval_sec() const noexcept { return interval_ms_ / 1000.0; }
 
-  std::int64_t window_of(std::int64_t t_ms) const noexcept { return t_ms / window_ms_; }
-  std::int64_t window_start(std::int64_t t_ms) const noexcept { return t_ms - t_ms % window_ms_; }
+  std::int64_t window_of(std::int64_t t_ms) const noexcept { return by_window_.divide(t_ms); }
+  std::int64_t window_start(std::int64_t t_ms) const noexcept {
+    return t_ms - by_window_.modulo(t_ms);
+  }
 
   Bucket& bucket(std::int64_t window) noexcept {
-    return buckets_[static_cast<std::size_t>(window % sample_count_)];
+    return buckets_[static_cast<std::size_t>(by_samples_.modulo(window))];
   }
   const Bucket& bucket(std::int64_t window) const noexcept {
-    return buckets_[static_cast<std::size_t>(window % sample_count_)];
+    return buckets_[static_cast<std::size_t>(by_samples_.modulo(window))];
   }
 
   /** Calls `f(const Bucket&, std::uint64_t tag, std::int64_t window)` for each window of the
@@ -66,6 +96,8 @@ class leap_array {
   int sample_count_;
   int interval_ms_;
   int window_ms_;
+  fast_divider by_window_;
+  fast_divider by_samples_;
   std::unique_ptr<Bucket[]> buckets_;
 };
 
