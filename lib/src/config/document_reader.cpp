@@ -24,6 +24,30 @@ node_path node_path::index(std::size_t i) const {
   return {canonical + suffix, actual + suffix};
 }
 
+document_reader::document_reader(std::string file, std::string_view text)
+    : file_(std::move(file)), text_(text), bom_(text.starts_with("\xEF\xBB\xBF") ? 3 : 0) {}
+
+bool document_reader::quote_closed(const YAML::Node& node) const {
+  if (!node.IsScalar() || node.Tag() != "!") return true;
+  const YAML::Mark mark = node.Mark();
+  if (mark.is_null() || mark.pos < 0) return true;
+  std::size_t i = static_cast<std::size_t>(mark.pos) + bom_;
+  if (i >= text_.size() || (text_[i] != '"' && text_[i] != '\'')) return true;
+  const char quote = text_[i];
+  for (++i; i < text_.size(); ++i) {
+    if (quote == '"' && text_[i] == '\\') {
+      ++i;  // an escaped character, maybe a quote
+    } else if (text_[i] == quote) {
+      if (quote == '\'' && i + 1 < text_.size() && text_[i + 1] == '\'') {
+        ++i;  // '' is a quote inside single quotes
+      } else {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
 void document_reader::error(location at, std::string path, std::string message) {
   if (capped_) return;
   if (errors_.size() == max_errors) {

@@ -40,11 +40,16 @@ class document_reader {
   /// More errors than this end the report with one "too many errors" line.
   static constexpr std::size_t max_errors = 1000;
   /// Values read per document, aliases expanded: bounds time and memory whatever the input.
-  static constexpr std::size_t max_values = 250'000;
+  static constexpr std::size_t max_values = 100'000;
 
-  explicit document_reader(std::string file) : file_(std::move(file)) {}
+  /// `text`, the document's bytes, must outlive the reader.
+  document_reader(std::string file, std::string_view text);
 
   const std::string& file() const noexcept { return file_; }
+
+  /** False when `node` is a quoted scalar that the file ends inside: yaml-cpp 0.7 accepts a
+      quote left open at the end of the file (a half-written file) as if it were closed. */
+  bool quote_closed(const YAML::Node& node) const;
 
   /// Records an error; `path` as the file spells it, empty for file-level errors.
   void error(location at, std::string path, std::string message);
@@ -79,6 +84,8 @@ class document_reader {
   };
 
   std::string file_;
+  std::string_view text_;
+  std::size_t bom_;  // yaml-cpp's positions do not count a byte-order mark
   std::vector<rule_file_error> errors_;
   std::unordered_set<std::string> error_paths_;
   std::unordered_map<std::string, place> places_;

@@ -41,6 +41,10 @@ map_reader::map_reader(document_reader& doc, const YAML::Node& map, node_path pa
       doc_.error(key_at, path_.actual, "keys must be strings");
       continue;
     }
+    if (!doc_.quote_closed(it->first)) {
+      doc_.error(key_at, path_.actual, "unterminated quoted string");
+      continue;
+    }
     const std::string& name = it->first.Scalar();
     const key_spec* spec = nullptr;
     std::string_view spelled;
@@ -109,6 +113,10 @@ const YAML::Node* map_reader::present(std::string_view key, presence p) {
   const YAML::Node* n = node(key);
   if (n == nullptr) {
     if (p == presence::required) missing(key);
+    return nullptr;
+  }
+  if (!doc_.quote_closed(*n)) {
+    error(key, "unterminated quoted string");
     return nullptr;
   }
   return doc_.spend(where(key)) ? n : nullptr;

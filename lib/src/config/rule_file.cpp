@@ -77,7 +77,7 @@ parse_result finish(document_reader& doc, std::optional<rule_set> rules) {
 }  // namespace
 
 parse_result parse_rules(std::string_view text, std::string_view file_name) {
-  document_reader doc{std::string(file_name)};
+  document_reader doc{std::string(file_name), text};
   if (text.size() > max_rule_file_bytes) {
     doc.error({}, {}, "file is too large (" + std::to_string(text.size()) +
                           " bytes; the limit is " + std::to_string(max_rule_file_bytes) + ")");
@@ -122,7 +122,7 @@ parse_result parse_rules(std::string_view text, std::string_view file_name) {
 parse_result read_rule_file(const std::string& path) {
   detail::file_text file = detail::read_file_text(path);
   if (!file.ok()) {
-    document_reader doc{path};
+    document_reader doc{path, {}};
     doc.error({}, {}, std::move(file.error));
     return finish(doc, std::nullopt);
   }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <string>
+#include <unordered_map>
 
 namespace floodgate::config::detail {
 
@@ -173,6 +174,7 @@ std::vector<param_flow_item> read_param_items(map_reader& m) {
     return items;
   }
   const node_path list_path = m.path_of("items");
+  std::unordered_map<std::string, std::size_t> seen;  // value → index of its first item
   std::size_t i = 0;
   for (auto it = list->begin(); it != list->end() && !m.doc().exhausted(); ++it, ++i) {
     const YAML::Node element = *it;
@@ -186,12 +188,12 @@ std::vector<param_flow_item> read_param_items(map_reader& m) {
     if (auto v = item.string("value", presence::required)) out.value = *v;
     read_count(item, "count", out.count, presence::required);
     item.string("classType");  // Sentinel's Java type name; values are matched as text
-    for (std::size_t j = 0; j < items.size(); ++j) {
-      if (item.has("value") && items[j].value == out.value) {
+    if (item.has("value")) {
+      const auto [first, inserted] = seen.emplace(out.value, i);
+      if (!inserted) {
         item.error("value", "duplicate value \"" + map_reader::abbreviate(out.value) +
-                                "\" (first at " + list_path.actual + "[" + std::to_string(j) +
-                                "])");
-        break;
+                                "\" (first at " + list_path.actual + "[" +
+                                std::to_string(first->second) + "])");
       }
     }
     items.push_back(std::move(out));
@@ -236,16 +238,15 @@ param_flow_rule read_param_flow(map_reader& m) {
 /// Authority: Sentinel keeps only the first rule of a resource; here a second one is an error.
 void check_one_authority_rule_per_resource(document_reader& doc, const node_path& section,
                                            const std::vector<authority_rule>& rules) {
-  for (std::size_t i = 1; i < rules.size(); ++i) {
-    for (std::size_t j = 0; j < i; ++j) {
-      if (!rules[i].resource.empty() && rules[i].resource == rules[j].resource) {
-        const auto at = doc.resolve(section.index(i).canonical + ".resource");
-        doc.error(at.at, at.path,
-                  "a resource has at most one authority rule (first at " +
-                      section.index(j).actual + ")");
-        break;
-      }
-    }
+  std::unordered_map<std::string_view, std::size_t> first_of;  // resource → first rule index
+  for (std::size_t i = 0; i < rules.size(); ++i) {
+    if (rules[i].resource.empty()) continue;
+    const auto [first, inserted] = first_of.emplace(rules[i].resource, i);
+    if (inserted) continue;
+    const auto at = doc.resolve(section.index(i).canonical + ".resource");
+    doc.error(at.at, at.path,
+              "a resource has at most one authority rule (first at " +
+                  section.index(first->second).actual + ")");
   }
 }
 

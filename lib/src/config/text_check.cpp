@@ -49,11 +49,12 @@ std::optional<text_problem> check_text(std::string_view text) {
     }
     const std::size_t n = utf8_length(text, i);
     if (n == 0) return text_problem{{line, column}, "not a text file: invalid UTF-8"};
+    // Columns count bytes, as yaml-cpp's do.
     if (c == '\n') {
       ++line;
       column = 1;
     } else {
-      ++column;
+      column += static_cast<int>(n);
     }
     i += n;
   }

@@ -37,7 +37,7 @@ struct watcher_options {
     in-place writes, touch), debounces, re-reads, validates and publishes the complete rule set
     atomically. A missing or rejected file keeps the last good rules. Runs on the given executor
     (through a strand); no thread of its own. Reading and parsing happen on that executor, so a
-    reload takes an I/O thread for as long as parsing the (at most 4 MiB) file takes.
+    reload holds an I/O thread while it parses the file (at most 1 MiB: well under a second).
 
     An attempt is counted (and the status updated) when the file's content, or the reason it
     cannot be read, differs from the previous attempt's: a `touch`, a poll of an unchanged file

@@ -1,0 +1,249 @@
+// Bad rule files: every kind of error is reported at the offending value, and changes nothing.
+#include <floodgate/config/rule_file.hpp>
+#include <floodgate/config/rule_file_watcher.hpp>
+#include <floodgate/core/engine.hpp>
+
+#include "lib/config/temp_dir.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+namespace floodgate::config {
+namespace {
+
+enum class file_kind { text, directory, huge, missing };
+
+struct bad_input {
+  const char* name;
+  std::string text;
+  int line;
+  int column;
+  const char* path;
+  const char* message;  ///< expected prefix
+  file_kind kind = file_kind::text;
+};
+
+std::ostream& operator<<(std::ostream& os, const bad_input& b) { return os << b.name; }
+
+const bad_input bad_inputs[] = {
+    // The file as a whole.
+    {"Empty", "", 1, 1, "", "file is empty"},
+    {"OnlyCommentsAndBlanks", "# rules go here\n\n   \n# later\n", 1, 1, "", "file is empty"},
+    {"BinaryGarbage", std::string("\x7f" "ELF\x02\x01\x01\0\0\0", 10), 1, 1, "",
+     "not a text file: control character 0x7F"},
+    {"NulByteAfterText", std::string("flow: []\n  \0x", 13), 2, 3, "",
+     "not a text file: control character 0x00"},
+    {"InvalidUtf8", "flow: []\n# caf\xe9\n", 2, 6, "", "not a text file: invalid UTF-8"},
+    {"Directory", "", 0, 0, "", "is a directory", file_kind::directory},
+    {"HundredMegabytes", "", 0, 0, "", "file is too large (104857600 bytes", file_kind::huge},
+    {"MissingFile", "", 0, 0, "", "cannot open: No such file or directory", file_kind::missing},
+    // YAML syntax.
+    {"UnclosedFlowSequence", "flow: [{resource: a, count: 1}\n", 2, 1, "",
+     "YAML syntax error: end of sequence flow not found"},
+    {"MapValueInPlainScalar", "flow:\n  - resource: a: b\n", 2, 16, "",
+     "YAML syntax error: illegal map value"},
+    // yaml-cpp 0.7 takes a quote left open at the end of the file as closed.
+    {"UnterminatedQuoteAtEndOfFile", "flow:\n  - count: 1\n    resource: \"GET:/hello\n", 3, 15,
+     "flow[0].resource", "unterminated quoted string"},
+    {"TwoDocuments", "flow: []\n---\ndegrade: []\n", 3, 1, "",
+     "only one YAML document is allowed"},
+    {"RootIsAList", "- resource: a\n  count: 1\n", 1, 1, "", "must be a mapping of rule sections"},
+    {"ExplicitNullDocument", "~\n", 1, 1, "", "file is empty"},
+    // Structure.
+    {"UnknownSection", "flows: []\n", 1, 1, "flows", "unknown key \"flows\""},
+    {"DuplicateSection", "flow: []\ndegrade: []\nflow: []\n", 3, 1, "flow",
+     "duplicate key \"flow\" (first at line 1)"},
+    {"SectionIsNotAList", "flow: {resource: a}\n", 1, 7, "flow", "must be a list of rules"},
+    {"RuleIsNotAMapping", "flow:\n  - GET:/hello\n", 2, 5, "flow[0]",
+     "must be a mapping (one rule)"},
+    {"KeyIsNotAString", "flow:\n  - {[name]: x, resource: a, count: 1}\n", 2, 6, "flow[0]",
+     "keys must be strings"},
+    {"SelfReferencingAlias", "flow: &loop [*loop]\n", 1, 7, "flow[0]",
+     "must be a mapping (one rule)"},
+    // flow.
+    {"FlowUnknownKey", "flow:\n  - resource: a\n    count: 1\n    burst: 3\n", 4, 5,
+     "flow[0].burst", "unknown key \"burst\""},
+    {"FlowDuplicateKey", "flow:\n  - resource: a\n    count: 1\n    count: 2\n", 4, 5,
+     "flow[0].count", "duplicate key \"count\" (first at line 3)"},
+    {"FlowMissingCount", "flow:\n  - resource: a\n", 2, 5, "flow[0].count", "is required"},
+    {"FlowMissingResource", "flow:\n  - count: 1\n", 2, 5, "flow[0].resource", "is required"},
+    {"FlowEmptyResource", "flow:\n  - {resource: \"\", count: 1}\n", 2, 16, "flow[0].resource",
+     "must not be empty"},
+    {"FlowNegativeCount",
+     "flow:\n  - resource: a\n    count: 1\n  - resource: b\n    count: -5\n", 5, 12,
+     "flow[1].count", "must be >= 0"},
+    {"FlowCountQuoted", "flow:\n  - {resource: a, count: \"10\"}\n", 2, 26, "flow[0].count",
+     "must be a number, not a quoted string"},
+    {"FlowCountNotANumber", "flow:\n  - {resource: a, count: ten}\n", 2, 26, "flow[0].count",
+     "must be a number, not \"ten\""},
+    {"FlowCountInfinite", "flow:\n  - {resource: a, count: .inf}\n", 2, 26, "flow[0].count",
+     "must be a number"},
+    {"FlowCountIsAList", "flow:\n  - {resource: a, count: [1]}\n", 2, 26, "flow[0].count",
+     "must be a number, not a list"},
+    {"FlowUnknownGrade", "flow:\n  - {resource: a, count: 1, grade: qpss}\n", 2, 36,
+     "flow[0].grade", "unknown value \"qpss\"; expected qps (1) | concurrency (0)"},
+    {"FlowUnknownGradeCode", "flow:\n  - {resource: a, count: 1, grade: 7}\n", 2, 36,
+     "flow[0].grade", "unknown value \"7\""},
+    {"FlowUnknownControlBehavior",
+     "flow:\n  - {resource: a, count: 1, controlBehavior: queue}\n", 2, 46,
+     "flow[0].controlBehavior", "unknown value \"queue\"; expected reject (0) | warm_up (1)"},
+    {"FlowRelateWithoutRefResource", "flow:\n  - resource: a\n    count: 1\n    strategy: relate\n",
+     2, 5, "flow[0].refResource", "is required when strategy is relate"},
+    {"FlowChainWithEmptyRefResource",
+     "flow:\n  - {resource: a, count: 1, strategy: 2, refResource: \"\"}\n", 2, 55,
+     "flow[0].refResource", "is required when strategy is chain"},
+    {"FlowWarmUpPeriodZero",
+     "flow:\n  - {resource: a, count: 1, controlBehavior: warm_up, warmUpPeriodSec: 0}\n", 2, 72,
+     "flow[0].warmUpPeriodSec", "must be > 0"},
+    {"FlowWarmUpPeriodFractional", "flow:\n  - {resource: a, count: 1, warmUpPeriodSec: 2.5}\n",
+     2, 46, "flow[0].warmUpPeriodSec", "must be an integer, not \"2.5\""},
+    {"FlowWarmUpPeriodOutOfRange",
+     "flow:\n  - {resource: a, count: 1, warmUpPeriodSec: 1e12}\n", 2, 46,
+     "flow[0].warmUpPeriodSec", "must be an integer between"},
+    {"FlowThrottlingWithoutQueueing",
+     "flow:\n  - {resource: a, count: 1, controlBehavior: throttling, maxQueueingTimeMs: 0}\n", 2, 77, "flow[0].maxQueueingTimeMs", "must be > 0 for throttling"},
+    {"FlowNegativeQueueing", "flow:\n  - {resource: a, count: 1, maxQueueingTimeMs: -1}\n", 2, 48, "flow[0].maxQueueingTimeMs", "must be >= 0"},
+    {"FlowConcurrencyWithWarmUp",
+     "flow:\n  - {resource: a, count: 1, grade: concurrency, controlBehavior: warm_up}\n", 2, 66,
+     "flow[0].controlBehavior", "must be reject for concurrency rules"},
+    {"FlowDryRunNotABoolean", "flow:\n  - {resource: a, count: 1, dryRun: yes}\n", 2, 37,
+     "flow[0].dryRun", "must be true or false, not \"yes\""},
+    {"FlowClusterMode", "flow:\n  - {resource: a, count: 1, clusterMode: true}\n", 2, 42,
+     "flow[0].clusterMode", "cluster flow control is not supported yet"},
+    {"FlowRegexResource", "flow:\n  - {resource: \"a.*\", count: 1, regex: true}\n", 2, 40,
+     "flow[0].regex", "regular-expression resources are not supported"},
+    // degrade.
+    {"DegradeMissingTimeWindow", "degrade:\n  - resource: a\n    count: 1\n", 2, 5,
+     "degrade[0].timeWindow", "is required"},
+    {"DegradeZeroTimeWindow", "degrade:\n  - {resource: a, count: 1, timeWindow: 0}\n", 2, 41,
+     "degrade[0].timeWindow", "must be > 0"},
+    {"DegradeUnknownGrade",
+     "degrade:\n  - {resource: a, count: 1, timeWindow: 1, grade: slow}\n", 2, 51,
+     "degrade[0].grade", "unknown value \"slow\"; expected slow_request_ratio (0)"},
+    {"DegradeErrorRatioAboveOne",
+     "degrade:\n  - {resource: a, grade: error_ratio, count: 1.5, timeWindow: 1}\n", 2, 46,
+     "degrade[0].count", "must be between 0 and 1 for error_ratio"},
+    {"DegradeSlowRatioThresholdAboveOne",
+     "degrade:\n  - {resource: a, count: 100, timeWindow: 1, slowRatioThreshold: 2}\n", 2, 66,
+     "degrade[0].slowRatioThreshold", "must be between 0 and 1"},
+    {"DegradeZeroMinRequestAmount",
+     "degrade:\n  - {resource: a, count: 1, timeWindow: 1, minRequestAmount: 0}\n", 2, 62,
+     "degrade[0].minRequestAmount", "must be > 0"},
+    {"DegradeLimitAppForAnOrigin",
+     "degrade:\n  - {resource: a, count: 1, timeWindow: 1, limitApp: billing}\n", 2, 54,
+     "degrade[0].limitApp", "is not supported on this rule type"},
+    // authority.
+    {"AuthorityUnknownStrategy", "authority:\n  - {resource: a, limitApp: x, strategy: grey}\n",
+     2, 42, "authority[0].strategy", "unknown value \"grey\"; expected white (0) | black (1)"},
+    {"AuthorityMissingLimitApp", "authority:\n  - resource: a\n    strategy: black\n", 2, 5,
+     "authority[0].limitApp", "is required"},
+    {"AuthoritySecondRuleForAResource",
+     "authority:\n  - {resource: a, limitApp: x}\n  - {resource: a, limitApp: y}\n", 3, 16,
+     "authority[1].resource", "a resource has at most one authority rule (first at authority[0])"},
+    // system.
+    {"SystemCpuUsageAboveOne", "system:\n  - highestCpuUsage: 1.5\n", 2, 22,
+     "system[0].highestCpuUsage", "must be between 0 and 1"},
+    {"SystemQpsNotANumber", "system:\n  - {qps: many}\n", 2, 11, "system[0].qps",
+     "must be a number, not \"many\""},
+    {"SystemRuleWithResource", "system:\n  - {resource: a, qps: 10}\n", 2, 16,
+     "system[0].resource", "system rules are global"},
+    // paramFlow.
+    {"ParamFlowWithoutParamOrIndex", "paramFlow:\n  - {resource: a, count: 1}\n", 2, 5,
+     "paramFlow[0]", "one of param or paramIdx is required"},
+    {"ParamFlowWithParamAndIndex",
+     "paramFlow:\n  - {resource: a, count: 1, paramIdx: 0, param: {from: origin}}\n", 2, 39,
+     "paramFlow[0].paramIdx", "param and paramIdx are mutually exclusive"},
+    {"ParamFlowUnknownSource",
+     "paramFlow:\n  - resource: a\n    count: 1\n    param: {from: cookie, name: id}\n", 4, 19,
+     "paramFlow[0].param.from", "unknown value \"cookie\"; expected header | query"},
+    {"ParamFlowHeaderWithoutName",
+     "paramFlow:\n  - resource: a\n    count: 1\n    param: {from: header}\n", 4, 12,
+     "paramFlow[0].param.name", "is required when from is header or query"},
+    {"ParamFlowWarmUp",
+     "paramFlow:\n  - {resource: a, count: 1, paramIdx: 0, controlBehavior: warm_up}\n", 2, 59,
+     "paramFlow[0].controlBehavior", "must be reject or throttling"},
+    {"ParamFlowZeroDuration",
+     "paramFlow:\n  - {resource: a, count: 1, paramIdx: 0, durationInSec: 0}\n", 2, 57,
+     "paramFlow[0].durationInSec", "must be > 0"},
+    {"ParamFlowNegativeItemCount",
+     "paramFlow:\n  - resource: a\n    count: 1\n    paramIdx: 0\n"
+     "    items: [{value: vip, count: -1}]\n",
+     5, 33, "paramFlow[0].items[0].count", "must be >= 0"},
+    {"ParamFlowDuplicateItemValue",
+     "paramFlow:\n  - resource: a\n    count: 1\n    paramIdx: 0\n"
+     "    items: [{value: vip, count: 5}, {value: vip, count: 6}]\n",
+     5, 45, "paramFlow[0].items[1].value", "duplicate value \"vip\" (first at paramFlow[0].items[0])"},
+    {"SentinelParamFlowItemWithoutCount",
+     "paramFlow: [{\"resource\": \"a\", \"count\": 1, \"paramIdx\": 0,\n"
+     "  \"paramFlowItemList\": [{\"object\": \"vip\", \"classType\": \"java.lang.String\"}]}]\n",
+     2, 25, "paramFlow[0].paramFlowItemList[0].count", "is required"},
+    {"ItemsAndParamFlowItemListTogether",
+     "paramFlow:\n  - resource: a\n    count: 1\n    paramIdx: 0\n    items: []\n"
+     "    paramFlowItemList: []\n",
+     6, 5, "paramFlow[0].paramFlowItemList",
+     "duplicate key: \"paramFlowItemList\" and \"items\" are the same field"},
+};
+
+class RuleFileRejects : public ::testing::TestWithParam<bad_input> {};
+
+TEST_P(RuleFileRejects, ReportsTheLocationAndKeepsTheRulesInForce) {
+  const bad_input& bad = GetParam();
+  testing::temp_dir dir;
+  const std::string good_text = "flow:\n  - {resource: keep, count: 7}\n";
+  const std::string path = dir.write("rules.yaml", good_text);
+
+  boost::asio::io_context io;
+  engine eng;
+  rule_file_watcher watcher(io.get_executor(), eng, path);
+  ASSERT_TRUE(watcher.start().ok());
+  const rule_set good = eng.rules();
+  ASSERT_EQ(good.flow.size(), 1u);
+
+  switch (bad.kind) {
+    case file_kind::text:
+      dir.write("rules.yaml", bad.text);
+      break;
+    case file_kind::directory:
+      std::filesystem::remove(path);
+      std::filesystem::create_directory(path);
+      break;
+    case file_kind::huge:
+      std::filesystem::resize_file(path, 100u * 1024 * 1024);  // sparse: no disk used
+      break;
+    case file_kind::missing:
+      std::filesystem::remove(path);
+      break;
+  }
+  const parse_result result = watcher.reload_now();
+
+  ASSERT_FALSE(result.ok());
+  ASSERT_EQ(result.errors.size(), 1u) << result.error_text();
+  const rule_file_error& e = result.errors[0];
+  EXPECT_EQ(e.file, path);
+  EXPECT_EQ(e.line, bad.line) << e.to_string();
+  EXPECT_EQ(e.column, bad.column) << e.to_string();
+  EXPECT_EQ(e.path, bad.path) << e.to_string();
+  EXPECT_EQ(e.message.rfind(bad.message, 0), 0u) << e.to_string();
+
+  EXPECT_EQ(eng.rules(), good);
+  const reload_status status = watcher.status();
+  EXPECT_FALSE(status.ok);
+  EXPECT_EQ(status.error, result.error_text());
+  EXPECT_EQ(status.successes, 1u);
+  EXPECT_EQ(status.failures, 1u);
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryKindOfError, RuleFileRejects, ::testing::ValuesIn(bad_inputs),
+                         [](const auto& param_info) { return std::string(param_info.param.name); });
+
+TEST(RuleFileRejects, AFileLargerThanTheCapAsTextToo) {
+  const parse_result r = parse_rules(std::string(max_rule_file_bytes + 1, ' '), "big.yaml");
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].message.rfind("file is too large", 0), 0u);
+}
+
+}  // namespace
+}  // namespace floodgate::config

@@ -1,0 +1,280 @@
+// Hot reload with the real file system: every way a file gets replaced is seen, bad states never
+// replace good rules, and the status tells what happened.
+#include <floodgate/config/rule_file_watcher.hpp>
+#include <floodgate/core/engine.hpp>
+
+#include "lib/config/temp_dir.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <utime.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+
+namespace floodgate::config {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+/// A rule file whose single flow rule has the given count: which file is in force is its count.
+std::string rules_with_count(int count) {
+  return "flow:\n  - resource: r\n    count: " + std::to_string(count) + "\n";
+}
+
+/// Inotify only: the poll safety net is pushed out of the way so it cannot hide a missed event.
+constexpr watcher_options inotify_only{.debounce = 50ms, .poll_interval = 1h};
+
+class RuleFileWatcher : public ::testing::Test {
+ protected:
+  /// Runs the io_context until `done` holds; false if it did not within `limit`.
+  bool run_until(const std::function<bool()>& done, std::chrono::milliseconds limit = 3000ms) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (!done()) {
+      if (std::chrono::steady_clock::now() >= deadline) return false;
+      io_.run_for(5ms);
+      if (io_.stopped()) io_.restart();
+    }
+    return true;
+  }
+
+  /// The count of the flow rule in force, or -1 when there is none.
+  double count_in_force() const {
+    const rule_set r = eng_.rules();
+    return r.flow.size() == 1 ? r.flow[0].count : -1;
+  }
+
+  bool count_is(double c) const { return count_in_force() == c; }
+
+  testing::temp_dir dir_;
+  boost::asio::io_context io_;
+  engine eng_;
+};
+
+TEST_F(RuleFileWatcher, StartLoadsTheFileSynchronously) {
+  const std::string path = dir_.write("rules.yaml", rules_with_count(1));
+  rule_file_watcher watcher(io_.get_executor(), eng_, path, inotify_only);
+  const parse_result result = watcher.start();
+  ASSERT_TRUE(result.ok()) << result.error_text();
+  EXPECT_EQ(count_in_force(), 1);
+  const reload_status status = watcher.status();
+  EXPECT_EQ(status.file, path);
+  EXPECT_TRUE(status.ok);
+  EXPECT_EQ(status.error, "");
+  EXPECT_EQ(status.successes, 1u);
+  EXPECT_EQ(status.failures, 0u);
+  EXPECT_GT(status.time_unix_ms, 1'600'000'000'000);
+}
+
+TEST_F(RuleFileWatcher, StartWithAMissingFileIsAnErrorAndLoadsNothing) {
+  rule_file_watcher watcher(io_.get_executor(), eng_, dir_.file("absent.yaml"), inotify_only);
+  const parse_result result = watcher.start();
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error_text(), dir_.file("absent.yaml") +
+                                     ": cannot open: No such file or directory\n");
+  EXPECT_EQ(eng_.rules(), rule_set{});
+  EXPECT_EQ(watcher.status().failures, 1u);
+  EXPECT_FALSE(watcher.status().ok);
+}
+
+TEST_F(RuleFileWatcher, StartWithAnInvalidFileIsAnErrorAndLoadsNothing) {
+  const std::string path = dir_.write("rules.yaml", "flow:\n  - resource: r\n    count: -1\n");
+  rule_file_watcher watcher(io_.get_executor(), eng_, path, inotify_only);
+  const parse_result result = watcher.start();
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error_text(), path + ":3:12: flow[0].count: must be >= 0\n");
+  EXPECT_EQ(eng_.rules(), rule_set{});
+}
+
+TEST_F(RuleFileWatcher, AtomicRenameOverTheFileIsInForceWithinOneSecond) {
+  const std::string path = dir_.write("rules.yaml", rules_with_count(1));
+  rule_file_watcher watcher(io_.get_executor(), eng_, path);  // default options
+  ASSERT_TRUE(watcher.start().ok());
+  dir_.write(".rules.yaml.tmp", rules_with_count(2));
+  const auto renamed = std::chrono::steady_clock::now();
+  fs::rename(dir_.file(".rules.yaml.tmp"), path);
+  ASSERT_TRUE(run_until([&] { return count_is(2); }));
+  EXPECT_LT(std::chrono::steady_clock::now() - renamed, 1s);
+  EXPECT_EQ(watcher.status().successes, 2u);
+}
+
+TEST_F(RuleFileWatcher, InPlaceTruncateAndWriteIsSeen) {
+  const std::string path = dir_.write("rules.yaml", rules_with_count(1));
+  rule_file_watcher watcher(io_.get_executor(), eng_, path, inotify_only);
+  ASSERT_TRUE(watcher.start().ok());
+  dir_.write("rules.yaml", rules_with_count(2));  // O_TRUNC then write, same inode
+  ASSERT_TRUE(run_until([&] { return count_is(2); }));
+  EXPECT_EQ(watcher.status().failures, 0u);
+}
+
+TEST_F(RuleFileWatcher, KubernetesConfigMapSymlinkSwapIsSeen) {
+  // rules.yaml -> ..data/rules.yaml, ..data -> ..v1 (what the kubelet mounts).
+  fs::create_directory(dir_.path() / "..v1");
+  dir_.write("..v1/rules.yaml", rules_with_count(1));
+  fs::create_directory_symlink("..v1", dir_.path() / "..data");
+  fs::create_symlink("..data/rules.yaml", dir_.path() / "rules.yaml");
+  rule_file_watcher watcher(io_.get_executor(), eng_, dir_.file("rules.yaml"), inotify_only);
+  ASSERT_TRUE(watcher.start().ok());
+  ASSERT_EQ(count_in_force(), 1);
+
+  // The kubelet's update: new timestamped directory, ..data_tmp symlink, atomic rename.
+  fs::create_directory(dir_.path() / "..v2");
+  dir_.write("..v2/rules.yaml", rules_with_count(2));
+  fs::create_directory_symlink("..v2", dir_.path() / "..data_tmp");
+  fs::rename(dir_.path() / "..data_tmp", dir_.path() / "..data");
+  fs::remove_all(dir_.path() / "..v1");
+  ASSERT_TRUE(run_until([&] { return count_is(2); }));
+
+  // And again: the watch follows the new target.
+  fs::create_directory(dir_.path() / "..v3");
+  dir_.write("..v3/rules.yaml", rules_with_count(3));
+  fs::create_directory_symlink("..v3", dir_.path() / "..data_tmp");
+  fs::rename(dir_.path() / "..data_tmp", dir_.path() / "..data");
+  fs::remove_all(dir_.path() / "..v2");
+  ASSERT_TRUE(run_until([&] { return count_is(3); }));
+  EXPECT_EQ(watcher.status().failures, 0u);
+}
+
+TEST_F(RuleFileWatcher, InPlaceEditOfASymlinkTargetInAnotherDirectoryIsSeen) {
+  fs::create_directory(dir_.path() / "elsewhere");
+  const std::string target = dir_.write("elsewhere/real.yaml", rules_with_count(1));
+  fs::create_directory(dir_.path() / "conf");
+  fs::create_symlink(target, dir_.path() / "conf/rules.yaml");
+  rule_file_watcher watcher(io_.get_executor(), eng_, dir_.file("conf/rules.yaml"), inotify_only);
+  ASSERT_TRUE(watcher.start().ok());
+  dir_.write("elsewhere/real.yaml", rules_with_count(2));
+  ASSERT_TRUE(run_until([&] { return count_is(2); }));
+}
+
+TEST_F(RuleFileWatcher, DeletedFileKeepsTheRulesAndARecreatedOneLoads) {
+  const std::string path = dir_.write("rules.yaml", rules_with_count(1));
+  rule_file_watcher watcher(io_.get_executor(), eng_, path, inotify_only);
+  ASSERT_TRUE(watcher.start().ok());
+
+  fs::remove(path);
+  ASSERT_TRUE(run_until([&] { return watcher.status().failures == 1; }));
+  EXPECT_EQ(watcher.status().error, path + ": cannot open: No such file or directory\n");
+  EXPECT_EQ(count_in_force(), 1);
+
+  dir_.write("rules.yaml", rules_with_count(2));
+  ASSERT_TRUE(run_until([&] { return count_is(2); }));
+  EXPECT_TRUE(watcher.status().ok);
+  EXPECT_EQ(watcher.status().successes, 2u);
+}
+
+TEST_F(RuleFileWatcher, PartialWriteIsRejectedAndItsCompletionLoads) {
+  const std::string path = dir_.write("rules.yaml", rules_with_count(1));
+  rule_file_watcher watcher(io_.get_executor(), eng_, path, inotify_only);
+  ASSERT_TRUE(watcher.start().ok());
+
+  const std::string complete = rules_with_count(2);
+  const std::string partial = complete.substr(0, complete.find("count") + 3);  // "...cou"
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fputs(partial.c_str(), f);
+  std::fflush(f);  // the writer stalls here, file still open
+  ASSERT_TRUE(run_until([&] { return watcher.status().failures == 1; }));
+  EXPECT_EQ(count_in_force(), 1);
+
+  std::fputs(complete.substr(partial.size()).c_str(), f);
+  std::fclose(f);
+  ASSERT_TRUE(run_until([&] { return count_is(2); }));
+  EXPECT_TRUE(watcher.status().ok);
+}
+
+TEST_F(RuleFileWatcher, RapidSuccessiveEditsEndWithTheLastInForce) {
+  const std::string path = dir_.write("rules.yaml", rules_with_count(1));
+  rule_file_watcher watcher(io_.get_executor(), eng_, path, inotify_only);
+  ASSERT_TRUE(watcher.start().ok());
+  for (int count = 2; count <= 30; ++count) {
+    dir_.write(".tmp", rules_with_count(count));
+    fs::rename(dir_.file(".tmp"), path);
+    io_.poll();  // let some events in between, as a running server would
+  }
+  ASSERT_TRUE(run_until([&] { return count_is(30); }));
+  const reload_status status = watcher.status();
+  EXPECT_EQ(status.failures, 0u);
+  EXPECT_LE(status.successes, 30u);  // bursts coalesce; never more than one per edit
+}
+
+TEST_F(RuleFileWatcher, TouchAndUnchangedContentAreNotAttempts) {
+  const std::string path = dir_.write("rules.yaml", rules_with_count(1));
+  rule_file_watcher watcher(io_.get_executor(), eng_, path, {.debounce = 20ms, .poll_interval = 50ms});
+  ASSERT_TRUE(watcher.start().ok());
+  const std::uint64_t version = eng_.rules_version();
+  ASSERT_EQ(::utime(path.c_str(), nullptr), 0);  // touch
+  dir_.write("rules.yaml", rules_with_count(1));  // same bytes again
+  io_.run_for(400ms);  // several debounces and polls
+  EXPECT_EQ(watcher.status().successes, 1u);
+  EXPECT_EQ(eng_.rules_version(), version);
+}
+
+TEST_F(RuleFileWatcher, PollingSeesAChangeNoDirectoryEventReports) {
+  // Written through a hard link in another directory: the watched directory gets no event.
+  const std::string path = dir_.write("rules.yaml", rules_with_count(1));
+  fs::create_directory(dir_.path() / "other");
+  fs::create_hard_link(path, dir_.path() / "other/link.yaml");
+  rule_file_watcher watcher(io_.get_executor(), eng_, path,
+                            {.debounce = 20ms, .poll_interval = 100ms});
+  ASSERT_TRUE(watcher.start().ok());
+  dir_.write("other/link.yaml", rules_with_count(2));
+  ASSERT_TRUE(run_until([&] { return count_is(2); }));
+}
+
+TEST_F(RuleFileWatcher, ABadEditKeepsTheRulesAndTheFixLoads) {
+  const std::string path = dir_.write("rules.yaml", rules_with_count(1));
+  rule_file_watcher watcher(io_.get_executor(), eng_, path, inotify_only);
+  ASSERT_TRUE(watcher.start().ok());
+  dir_.write("rules.yaml", "flow:\n  - resource: r\n    count: lots\n");
+  ASSERT_TRUE(run_until([&] { return watcher.status().failures == 1; }));
+  EXPECT_EQ(watcher.status().error,
+            path + ":3:12: flow[0].count: must be a number, not \"lots\"\n");
+  EXPECT_EQ(count_in_force(), 1);
+  dir_.write("rules.yaml", rules_with_count(3));
+  ASSERT_TRUE(run_until([&] { return count_is(3); }));
+  EXPECT_TRUE(watcher.status().ok);
+  EXPECT_EQ(watcher.status().error, "");
+  EXPECT_EQ(watcher.status().successes, 2u);
+}
+
+TEST_F(RuleFileWatcher, ReloadNowAttemptsEvenWhenNothingChanged) {
+  const std::string path = dir_.write("rules.yaml", rules_with_count(1));
+  rule_file_watcher watcher(io_.get_executor(), eng_, path, inotify_only);
+  ASSERT_TRUE(watcher.start().ok());
+  EXPECT_TRUE(watcher.reload_now().ok());
+  EXPECT_EQ(watcher.status().successes, 2u);
+}
+
+TEST_F(RuleFileWatcher, StoppedWatcherNoLongerReloads) {
+  const std::string path = dir_.write("rules.yaml", rules_with_count(1));
+  rule_file_watcher watcher(io_.get_executor(), eng_, path, {.debounce = 20ms, .poll_interval = 50ms});
+  ASSERT_TRUE(watcher.start().ok());
+  watcher.stop();
+  watcher.stop();
+  dir_.write("rules.yaml", rules_with_count(2));
+  io_.run_for(300ms);
+  EXPECT_EQ(count_in_force(), 1);
+}
+
+TEST_F(RuleFileWatcher, DestroyingTheWatcherWithPendingWorkIsSafe) {
+  const std::string path = dir_.write("rules.yaml", rules_with_count(1));
+  {
+    rule_file_watcher watcher(io_.get_executor(), eng_, path, inotify_only);
+    ASSERT_TRUE(watcher.start().ok());
+    dir_.write("rules.yaml", rules_with_count(2));
+    io_.run_for(1ms);  // events read, debounce pending
+  }
+  io_.run_for(200ms);  // the aborted handlers run against nothing
+  EXPECT_EQ(count_in_force(), 1);
+}
+
+}  // namespace
+}  // namespace floodgate::config
