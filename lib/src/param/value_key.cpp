@@ -17,10 +17,24 @@ std::uint64_t fold_multiply(std::uint64_t a, std::uint64_t b) noexcept {
   return static_cast<std::uint64_t>(p) ^ static_cast<std::uint64_t>(p >> 64);
 }
 
-std::uint64_t load_word(const char* p, std::size_t n) noexcept {
+std::uint64_t load_word(const char* p) noexcept {
   std::uint64_t w = 0;
-  std::memcpy(&w, p, n);
+  std::memcpy(&w, p, 8);
   return w;
+}
+
+/** The last 1..7 bytes as one word, read with fixed-size (possibly overlapping) loads: copying
+    them byte by byte into a word stalls on store forwarding. Given n, every byte is covered. */
+std::uint64_t load_tail(const char* p, std::size_t n) noexcept {
+  if (n >= 4) {
+    std::uint32_t first = 0;
+    std::uint32_t last = 0;
+    std::memcpy(&first, p, 4);
+    std::memcpy(&last, p + n - 4, 4);
+    return first | (std::uint64_t{last} << 32);
+  }
+  const auto byte = [&](std::size_t i) { return std::uint64_t{static_cast<unsigned char>(p[i])}; };
+  return byte(0) | (byte(n / 2) << 8) | (byte(n - 1) << 16);
 }
 
 // Odd constants with well-spread bits (digits of pi, e and sqrt(2)).
@@ -48,12 +62,12 @@ value_key hash_value(std::string_view text, std::uint64_t seed) noexcept {
   const char* p = text.data();
   std::size_t n = text.size();
   for (; n >= 8; p += 8, n -= 8) {
-    const std::uint64_t w = load_word(p, 8);
+    const std::uint64_t w = load_word(p);
     a = fold_multiply(a ^ w, k1);
     b = fold_multiply(b + w, k3) ^ a;
   }
   if (n > 0) {
-    const std::uint64_t w = load_word(p, n);
+    const std::uint64_t w = load_tail(p, n);
     a = fold_multiply(a ^ w, k1);
     b = fold_multiply(b + w, k3) ^ a;
   }

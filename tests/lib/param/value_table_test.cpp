@@ -24,6 +24,17 @@ TEST(ValueKey, IntegersAndTheirDecimalTextAreOneKey) {
   EXPECT_NE(hash_value("", 9), hash_value(std::string_view("\0", 1), 9));
 }
 
+TEST(ValueKey, EveryByteOfEveryLengthChangesTheKey) {
+  for (std::size_t n = 1; n <= 24; ++n) {
+    const std::string base(n, 'a');
+    for (std::size_t i = 0; i < n; ++i) {
+      std::string changed = base;
+      changed[i] = 'b';
+      EXPECT_NE(hash_value(base, 5), hash_value(changed, 5)) << "length " << n << ", byte " << i;
+    }
+  }
+}
+
 TEST(ValueTable, FindsWhatWasInserted) {
   value_table t(64);
   bool inserted = false;
