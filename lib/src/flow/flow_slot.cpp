@@ -1,28 +1,149 @@
-// TEMPORARY pass-through until the flow work lands.
+// The flow slot: a resource's flow rules, checked in Sentinel's order, with their controllers.
+#include <floodgate/flow/flow_rule_checker.hpp>
 #include <floodgate/flow/flow_slot.hpp>
+#include <floodgate/node/cluster_node.hpp>
+
+#include "flow_controller.hpp"
+
+#include <algorithm>
+#include <bit>
 
 namespace floodgate {
 
-struct resource_flow_rules::impl {
-  std::vector<indexed_rule<flow_rule>> rules;
+namespace {
+
+// entry_tokens keeps one bit per rule: rules past this index can neither hold an in-flight slot
+// (they read the node instead) nor refund an admission.
+constexpr std::size_t tracked_rules = 32;
+
+struct compiled_rule {
+  flow_rule rule;  // limitApp normalised: empty → "default"
+  std::int32_t index = 0;
+  flow::limit_app_kind kind = flow::limit_app_kind::all;
+  std::shared_ptr<flow::detail::flow_controller> controller;
 };
 
-void validate(const flow_rule&, std::string_view, std::vector<rule_error>&) {}
+}  // namespace
+
+struct resource_flow_rules::impl {
+  std::vector<compiled_rule> rules;  // specific limitApps first, then `default`
+  std::vector<std::string> named;    // every rule's limitApp, for `other`
+
+  // Gives back whatever this entry's check took (tokens.flow_*), and clears it.
+  void give_back(std::uint32_t acquire, entry_tokens& tokens) const noexcept {
+    for (auto bits = tokens.flow_admitted; bits != 0; bits &= bits - 1) {
+      rules[static_cast<std::size_t>(std::countr_zero(bits))].controller->refund(
+          tokens.flow_admit_window, acquire);
+    }
+    release(tokens);
+    tokens.flow_admitted = 0;
+  }
+
+  void release(entry_tokens& tokens) const noexcept {
+    for (auto bits = tokens.flow_held; bits != 0; bits &= bits - 1) {
+      rules[static_cast<std::size_t>(std::countr_zero(bits))].controller->release();
+    }
+    tokens.flow_held = 0;
+  }
+};
 
 resource_flow_rules::resource_flow_rules(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
 resource_flow_rules::~resource_flow_rules() = default;
 
 std::unique_ptr<resource_flow_rules> resource_flow_rules::build(
-    std::vector<indexed_rule<flow_rule>> rules, const resource_flow_rules*) {
+    std::vector<indexed_rule<flow_rule>> rules, const resource_flow_rules* previous) {
   auto p = std::make_unique<impl>();
-  p->rules = std::move(rules);
+  p->rules.reserve(rules.size());
+  for (auto& ir : rules) {
+    if (ir.rule.limit_app.empty()) {
+      ir.rule.limit_app = "default";  // Sentinel: a blank limitApp means default
+    }
+    // Equal rules would count every pass twice; Sentinel's rule map drops them too.
+    const bool duplicate = std::any_of(p->rules.begin(), p->rules.end(),
+                                       [&](const compiled_rule& c) { return c.rule == ir.rule; });
+    if (duplicate) {
+      continue;
+    }
+    const auto kind = flow::classify_limit_app(ir.rule.limit_app);
+    if (std::find(p->named.begin(), p->named.end(), ir.rule.limit_app) == p->named.end()) {
+      p->named.push_back(ir.rule.limit_app);
+    }
+    p->rules.push_back({std::move(ir.rule), ir.index, kind, nullptr});
+  }
+  // Sentinel's FlowRuleComparator: any specific limitApp (`other` too) before `default`.
+  std::stable_partition(p->rules.begin(), p->rules.end(), [](const compiled_rule& c) {
+    return c.kind != flow::limit_app_kind::all;
+  });
+  for (auto& c : p->rules) {
+    if (previous != nullptr) {
+      const auto& old = previous->impl_->rules;
+      const auto same = std::find_if(old.begin(), old.end(),
+                                     [&](const compiled_rule& o) { return o.rule == c.rule; });
+      if (same != old.end()) {
+        c.controller = same->controller;  // unchanged rule: keep tokens, schedule, windows
+        continue;
+      }
+    }
+    c.controller = std::make_shared<flow::detail::flow_controller>(c.rule);
+  }
   return std::unique_ptr<resource_flow_rules>(new resource_flow_rules(std::move(p)));
 }
 
-slot_verdict resource_flow_rules::check(const check_context&, entry_tokens&) const noexcept {
-  return slot_verdict::pass();
+slot_verdict resource_flow_rules::check(const check_context& ctx,
+                                        entry_tokens& tokens) const noexcept {
+  const auto req = flow::flow_request::from(ctx);
+  std::int64_t wait_ns = 0;
+  const auto& rules = impl_->rules;
+  for (std::size_t i = 0; i < rules.size(); ++i) {
+    const compiled_rule& r = rules[i];
+    const auto node = flow::select_node(r.rule, r.kind, ctx, impl_->named);
+    if (!node) {
+      continue;
+    }
+    const bool tracked = i < tracked_rules;
+    flow::flow_booking booking;
+    auto rule_req = req;
+    rule_req.prioritized = req.prioritized && !r.rule.dry_run;  // a dry run never borrows
+    slot_verdict v = r.controller->check(rule_req, node, tracked, booking);
+    if (tracked) {
+      const auto bit = std::uint32_t{1} << i;
+      if (booking.admitted_window >= 0) {
+        if (tokens.flow_admitted == 0) {
+          tokens.flow_admit_window = booking.admitted_window;
+        }
+        // One window is kept per entry; a booking elsewhere is not refunded (errs towards fewer).
+        if (tokens.flow_admit_window == booking.admitted_window) {
+          tokens.flow_admitted |= bit;
+        }
+      }
+      if (booking.held) {
+        tokens.flow_held |= bit;
+      }
+    }
+    tokens.pass_booked = tokens.pass_booked || booking.pass_booked;
+    if (v.outcome == slot_verdict::kind::wait && !r.rule.dry_run) {
+      wait_ns += v.wait_ns;
+    } else if (v.outcome == slot_verdict::kind::block) {
+      if (r.rule.dry_run) {
+        ctx.cluster.totals().dry_run_blocks.fetch_add(1, std::memory_order_relaxed);
+        continue;
+      }
+      impl_->give_back(ctx.acquire, tokens);
+      v.block.reason = block_reason::flow;
+      v.block.rule_index = r.index;
+      return v;
+    }
+  }
+  return wait_ns > 0 ? slot_verdict::wait(wait_ns) : slot_verdict::pass();
 }
-void resource_flow_rules::on_blocked_later(const check_context&, entry_tokens&) const noexcept {}
-void resource_flow_rules::on_exit(const exit_context&, entry_tokens&) const noexcept {}
+
+void resource_flow_rules::on_blocked_later(const check_context& ctx,
+                                           entry_tokens& tokens) const noexcept {
+  impl_->give_back(ctx.acquire, tokens);
+}
+
+void resource_flow_rules::on_exit(const exit_context&, entry_tokens& tokens) const noexcept {
+  impl_->release(tokens);
+}
 
 }  // namespace floodgate

@@ -1,0 +1,92 @@
+// The admission window: a QPS limit that books passes atomically, so racing threads never overshoot.
+#pragma once
+
+#include <floodgate/stat/statistic_node.hpp>
+#include <floodgate/stat/tagged_cell.hpp>
+
+#include <atomic>
+#include <cstdint>
+
+namespace floodgate::flow {
+
+/** A sliding window of admission counts owned by one flow rule.
+
+    Sentinel's DefaultController reads `passQps` and then lets the request pass: two threads can
+    both read `count - 1` and both pass. Here a pass is booked by a compare-and-swap on the
+    current window's cell that succeeds only if the earlier windows of the interval plus the
+    current one plus `acquire` still fit under the threshold. The earlier windows are *sealed*
+    first: a seal bit in the cell makes any later booking into that window fail, so the values
+    read are final. Hence, for every window `w`, the bookings of the interval ending at `w` never
+    exceed the threshold, whatever the number of threads (each booking into `w` happened while
+    the rest of its interval was sealed, and sealed cells only ever go down, by refunds).
+
+    A request whose clock reading lags behind a booking already made in a later window finds its
+    window sealed and is blocked (its passes would otherwise land in a window others have read
+    as final). That only happens to a thread that read the clock just before a window boundary.
+
+    Prioritized requests may book into a coming window (Sentinel's tryOccupyNext): the windows
+    between now and that window are sealed first, which closes the current window early — it is
+    full anyway, or the request would not be borrowing.
+
+    Cells are @ref stat::tagged_cell words (window tag, count) in a ring of
+    2 x @ref max_sample_count: the interval's windows plus as many coming ones.
+
+    @par Thread Safety
+    Lock-free; any number of threads.
+*/
+class admission_window {
+ public:
+  /// Largest `second_sample_count` the window supports; beyond it the rule reads node statistics.
+  static constexpr int max_sample_count = 16;
+
+  static bool supports(const stat::window_config& cfg) noexcept {
+    return cfg.second_sample_count >= 1 && cfg.second_sample_count <= max_sample_count &&
+           cfg.second_interval_ms % cfg.second_sample_count == 0;
+  }
+
+  /// The answer to @ref admit.
+  struct admission {
+    bool admitted = false;
+    std::int64_t window = -1;          ///< the window booked into (admitted) or tried
+    std::int64_t retry_after_ms = 0;   ///< blocked: until enough of the interval slid out, >= 1
+  };
+
+  /// The answer to @ref occupy_next.
+  struct occupation {
+    bool booked = false;
+    std::int64_t window = -1;      ///< the coming window booked into
+    std::int64_t start_ms = 0;     ///< when that window starts: the request waits until then
+  };
+
+  /** Books `acquire` passes into the window containing `now_ms` if the interval ending there
+      stays within `count` per second (Sentinel's `(int) passQps + acquire <= count`). */
+  admission admit(std::int64_t now_ms, std::uint32_t acquire, double count,
+                  const stat::window_config& cfg) noexcept;
+
+  /** Books `acquire` passes into the first coming window whose interval has room and that
+      starts less than `occupy_timeout_ms` from now. */
+  occupation occupy_next(std::int64_t now_ms, std::uint32_t acquire, double count,
+                         std::int64_t occupy_timeout_ms, const stat::window_config& cfg) noexcept;
+
+  /// Gives back passes booked into `window` by an entry that was blocked later in the chain.
+  void refund(std::int64_t window, std::uint32_t acquire) noexcept;
+
+  /// Passes booked into `window` (0 once its slot holds another window).
+  std::uint64_t booked(std::int64_t window) const noexcept;
+
+ private:
+  static constexpr int ring_size = 2 * max_sample_count;
+
+  std::atomic<std::uint64_t>& cell(std::int64_t window) noexcept {
+    return cells_[static_cast<std::size_t>(window % ring_size)];
+  }
+  const std::atomic<std::uint64_t>& cell(std::int64_t window) const noexcept {
+    return cells_[static_cast<std::size_t>(window % ring_size)];
+  }
+  /// Closes `window` to bookings; its final count, or -1 if its slot moved on to a later window.
+  std::int64_t seal(std::int64_t window) noexcept;
+
+  alignas(64) std::atomic<std::uint64_t> cells_[ring_size] = {};
+};
+
+}  // namespace floodgate::flow

@@ -1,0 +1,45 @@
+// Which node a flow rule measures for an entry (Sentinel's FlowRuleChecker node selection).
+#pragma once
+
+#include <floodgate/core/slot.hpp>
+#include <floodgate/flow/flow_request.hpp>
+#include <floodgate/flow/flow_rule.hpp>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace floodgate::flow {
+
+/// The callers a rule's `limitApp` covers.
+enum class limit_app_kind : std::uint8_t {
+  all,     ///< `default` (or empty): every origin, measured on the resource's cluster node
+  other,   ///< `other`: origins no other rule of the resource names
+  origin,  ///< one named origin
+};
+
+/// `default` or empty → all; `other` → other; anything else → one origin.
+limit_app_kind classify_limit_app(std::string_view limit_app) noexcept;
+
+/** Sentinel's isOtherOrigin: `origin` is non-empty and no rule of the resource has it as its
+    limitApp. `named` holds the limitApps of all the resource's rules. */
+bool is_other_origin(std::string_view origin, std::span<const std::string> named) noexcept;
+
+/** Sentinel's selectNodeByRequesterAndStrategy. Empty (the rule does not apply) when the entry's
+    origin is not one the rule covers, when a RELATE resource was never entered, when a CHAIN
+    rule names another context, or when the node is past a cap.
+
+    | limitApp              | direct              | relate                 | chain (refResource == context) |
+    |-----------------------|---------------------|------------------------|--------------------------------|
+    | `default`             | cluster node        | refResource's cluster  | this context's default node    |
+    | == origin             | origin node         | refResource's cluster  | this context's default node    |
+    | `other` (other origin)| origin node         | refResource's cluster  | this context's default node    |
+
+    The node is exclusive (the rule sees every pass it counts) for direct `default`, direct
+    named-origin and chain `default` rules.
+*/
+selected_node select_node(const flow_rule& rule, limit_app_kind kind, const check_context& ctx,
+                          std::span<const std::string> named) noexcept;
+
+}  // namespace floodgate::flow

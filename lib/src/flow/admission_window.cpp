@@ -1,0 +1,201 @@
+#include <floodgate/flow/admission_window.hpp>
+#include <floodgate/flow/qps_window.hpp>
+
+#include <algorithm>
+
+namespace floodgate::flow {
+
+namespace {
+
+using stat::cell_pack;
+using stat::cell_tag;
+using stat::cell_tag_newer;
+using stat::cell_value_bits;
+
+// The top bit of a cell's value field: set once the window is closed to bookings.
+constexpr std::uint64_t seal_bit = std::uint64_t{1} << (cell_value_bits - 1);
+constexpr std::uint64_t count_mask = seal_bit - 1;
+
+constexpr std::uint64_t tag_of(std::uint64_t word) noexcept { return word >> cell_value_bits; }
+
+constexpr bool holds(std::uint64_t word, std::uint64_t tag) noexcept {
+  return word != 0 && tag_of(word) == tag;
+}
+
+// The cell holds a window later than `tag`: the window of `tag` is long gone.
+constexpr bool moved_on(std::uint64_t word, std::uint64_t tag) noexcept {
+  return word != 0 && tag_of(word) != tag && !cell_tag_newer(tag, tag_of(word));
+}
+
+struct shape {
+  int sample_count;
+  std::int64_t interval_ms;
+  std::int64_t window_ms;
+  double interval_sec;
+
+  explicit shape(const stat::window_config& cfg) noexcept
+      : sample_count(cfg.second_sample_count),
+        interval_ms(cfg.second_interval_ms),
+        window_ms(cfg.second_interval_ms / cfg.second_sample_count),
+        interval_sec(cfg.second_interval_ms / 1000.0) {}
+};
+
+// Time until dropping the oldest windows (values[0] first) makes room for `acquire`.
+std::int64_t retry_after(const std::uint64_t* values, std::uint64_t total, std::int64_t window,
+                         std::int64_t now_ms, std::uint32_t acquire, double count,
+                         const shape& s) noexcept {
+  for (int k = 0; k < s.sample_count; ++k) {
+    total -= values[k];
+    if (qps_fits(total, acquire, count, s.interval_sec)) {
+      // values[k] is window (window - sample_count + 1 + k); it leaves the interval sample_count later.
+      return std::max<std::int64_t>(1, (window + 1 + k) * s.window_ms - now_ms);
+    }
+  }
+  return s.interval_ms;
+}
+
+}  // namespace
+
+std::int64_t admission_window::seal(std::int64_t window) noexcept {
+  if (window < 0) {
+    return 0;
+  }
+  auto& c = cell(window);
+  const std::uint64_t tag = cell_tag(window);
+  std::uint64_t cur = c.load(std::memory_order_acquire);
+  for (;;) {
+    std::uint64_t next;
+    if (holds(cur, tag)) {
+      if ((cur & seal_bit) != 0) {
+        return static_cast<std::int64_t>(cur & count_mask);
+      }
+      next = cur | seal_bit;
+    } else if (moved_on(cur, tag)) {
+      return -1;
+    } else {
+      next = cell_pack(tag, seal_bit);  // nothing booked: closed at zero
+    }
+    if (c.compare_exchange_weak(cur, next, std::memory_order_acq_rel,
+                                std::memory_order_acquire)) {
+      return static_cast<std::int64_t>(next & count_mask);
+    }
+  }
+}
+
+admission_window::admission admission_window::admit(std::int64_t now_ms, std::uint32_t acquire,
+                                                    double count,
+                                                    const stat::window_config& cfg) noexcept {
+  const shape s(cfg);
+  const std::int64_t w = std::max<std::int64_t>(now_ms, 0) / s.window_ms;
+  std::uint64_t values[max_sample_count];
+  std::uint64_t earlier = 0;
+  for (int k = 0; k + 1 < s.sample_count; ++k) {
+    const std::int64_t v = seal(w - s.sample_count + 1 + k);
+    if (v < 0) {
+      return {false, w, 1};  // this clock reading is a whole ring behind: retry at once
+    }
+    values[k] = static_cast<std::uint64_t>(v);
+    earlier += values[k];
+  }
+  auto& c = cell(w);
+  const std::uint64_t tag = cell_tag(w);
+  std::uint64_t cur = c.load(std::memory_order_acquire);
+  for (;;) {
+    std::uint64_t booked_now = 0;
+    bool closed = false;
+    if (holds(cur, tag)) {
+      booked_now = cur & count_mask;
+      closed = (cur & seal_bit) != 0;
+    } else if (moved_on(cur, tag)) {
+      return {false, w, 1};
+    }
+    if (closed || !qps_fits(earlier + booked_now, acquire, count, s.interval_sec)) {
+      values[s.sample_count - 1] = booked_now;
+      return {false, w,
+              retry_after(values, earlier + booked_now, w, now_ms, acquire, count, s)};
+    }
+    if (c.compare_exchange_weak(cur, cell_pack(tag, booked_now + acquire),
+                                std::memory_order_acq_rel, std::memory_order_acquire)) {
+      return {true, w, 0};
+    }
+  }
+}
+
+admission_window::occupation admission_window::occupy_next(std::int64_t now_ms,
+                                                           std::uint32_t acquire, double count,
+                                                           std::int64_t occupy_timeout_ms,
+                                                           const stat::window_config& cfg) noexcept {
+  const shape s(cfg);
+  const std::int64_t now_window = std::max<std::int64_t>(now_ms, 0) / s.window_ms;
+  for (int idx = 0; idx < s.sample_count; ++idx) {
+    const std::int64_t f = now_window + 1 + idx;
+    const std::int64_t start = f * s.window_ms;
+    if (start - now_ms >= occupy_timeout_ms) {
+      break;
+    }
+    // A cheap estimate first, so windows are sealed only for a booking that is likely to fit.
+    std::uint64_t estimate = 0;
+    for (std::int64_t u = f - s.sample_count + 1; u <= f; ++u) {
+      estimate += u >= 0 ? booked(u) : 0;
+    }
+    if (!qps_fits(estimate, acquire, count, s.interval_sec)) {
+      continue;
+    }
+    std::uint64_t earlier = 0;
+    for (std::int64_t u = f - s.sample_count + 1; u < f; ++u) {
+      const std::int64_t v = seal(u);
+      if (v < 0) {
+        return {};
+      }
+      earlier += static_cast<std::uint64_t>(v);
+    }
+    auto& c = cell(f);
+    const std::uint64_t tag = cell_tag(f);
+    std::uint64_t cur = c.load(std::memory_order_acquire);
+    for (;;) {
+      std::uint64_t booked_then = 0;
+      if (holds(cur, tag)) {
+        if ((cur & seal_bit) != 0) {
+          break;  // another borrower reached further: try a later window
+        }
+        booked_then = cur & count_mask;
+      } else if (moved_on(cur, tag)) {
+        return {};
+      }
+      if (!qps_fits(earlier + booked_then, acquire, count, s.interval_sec)) {
+        break;
+      }
+      if (c.compare_exchange_weak(cur, cell_pack(tag, booked_then + acquire),
+                                  std::memory_order_acq_rel, std::memory_order_acquire)) {
+        return {true, f, start};
+      }
+    }
+  }
+  return {};
+}
+
+void admission_window::refund(std::int64_t window, std::uint32_t acquire) noexcept {
+  if (window < 0) {
+    return;
+  }
+  auto& c = cell(window);
+  const std::uint64_t tag = cell_tag(window);
+  std::uint64_t cur = c.load(std::memory_order_acquire);
+  // Lowering a sealed cell is safe: whoever read it as final over-estimated, never under.
+  while (holds(cur, tag) && (cur & count_mask) >= acquire) {
+    if (c.compare_exchange_weak(cur, cur - acquire, std::memory_order_acq_rel,
+                                std::memory_order_acquire)) {
+      return;
+    }
+  }
+}
+
+std::uint64_t admission_window::booked(std::int64_t window) const noexcept {
+  if (window < 0) {
+    return 0;
+  }
+  const std::uint64_t word = cell(window).load(std::memory_order_acquire);
+  return holds(word, cell_tag(window)) ? (word & count_mask) : 0;
+}
+
+}  // namespace floodgate::flow

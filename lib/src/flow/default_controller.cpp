@@ -1,0 +1,94 @@
+#include <floodgate/flow/default_controller.hpp>
+#include <floodgate/flow/qps_window.hpp>
+
+#include <algorithm>
+#include <chrono>
+
+namespace floodgate::flow {
+
+namespace {
+
+slot_verdict blocked(std::int64_t retry_after_ms) noexcept {
+  block_info b;
+  b.reason = block_reason::flow;
+  b.retry_after = std::chrono::milliseconds(retry_after_ms);
+  return slot_verdict::blocked(b);
+}
+
+}  // namespace
+
+slot_verdict default_controller::check(const flow_request& req, const selected_node& node,
+                                       bool can_hold, flow_booking& booking) noexcept {
+  if (grade_ == flow_grade::concurrency) {
+    if (node.exclusive && can_hold) {
+      return check_concurrency(req, booking);
+    }
+    if (static_cast<double>(node.stats->concurrency() + req.acquire) > count_) {
+      return blocked(0);
+    }
+    return slot_verdict::pass();
+  }
+  const auto& cfg = node.stats->config();
+  if (node.exclusive && admission_window::supports(cfg)) {
+    return check_qps(req, node, booking, cfg);
+  }
+  return check_qps_on_node(req, node, booking);
+}
+
+slot_verdict default_controller::check_qps(const flow_request& req, const selected_node& node,
+                                           flow_booking& booking,
+                                           const stat::window_config& cfg) noexcept {
+  const auto a = admissions_.admit(req.now_ms, req.acquire, count_, cfg);
+  if (a.admitted) {
+    booking.admitted_window = a.window;
+    return slot_verdict::pass();
+  }
+  if (req.prioritized) {
+    const auto o =
+        admissions_.occupy_next(req.now_ms, req.acquire, count_, req.occupy_timeout_ms, cfg);
+    if (o.booked) {
+      booking.pass_booked = node.book_occupied(req.now_ms, o.start_ms, req.acquire);
+      booking.admitted_window = o.window;
+      return slot_verdict::wait(o.start_ms * 1'000'000 - req.now_ns);
+    }
+  }
+  return blocked(a.retry_after_ms);
+}
+
+slot_verdict default_controller::check_qps_on_node(const flow_request& req,
+                                                   const selected_node& node,
+                                                   flow_booking& booking) noexcept {
+  const auto& stats = *node.stats;
+  // Sentinel truncates: (int) passQps.
+  const auto passes = static_cast<std::int64_t>(stats.pass_qps(req.now_ms));
+  if (static_cast<double>(passes + req.acquire) <= count_) {
+    return slot_verdict::pass();
+  }
+  if (req.prioritized && (node.chain != nullptr || node.writable != nullptr)) {
+    const std::int64_t wait_ms =
+        stats.try_occupy_next(req.now_ms, req.acquire, count_, req.occupy_timeout_ms);
+    if (wait_ms < req.occupy_timeout_ms) {
+      booking.pass_booked = node.book_occupied(req.now_ms, req.now_ms + wait_ms, req.acquire);
+      return slot_verdict::wait(std::max<std::int64_t>(
+          1, wait_ms * 1'000'000 - req.now_ns % 1'000'000));
+    }
+  }
+  return blocked(window_retry_after_ms(stats, req.now_ms, req.acquire, count_));
+}
+
+slot_verdict default_controller::check_concurrency(const flow_request& req,
+                                                   flow_booking& booking) noexcept {
+  // Each entry holds one slot; `acquire` only raises the bar, as Sentinel's curThreadNum + acquire.
+  const auto need = static_cast<std::int64_t>(std::max<std::uint32_t>(req.acquire, 1));
+  std::int64_t cur = in_flight_.load(std::memory_order_acquire);
+  do {
+    if (static_cast<double>(cur + need) > count_) {
+      return blocked(0);
+    }
+  } while (!in_flight_.compare_exchange_weak(cur, cur + 1, std::memory_order_acq_rel,
+                                             std::memory_order_acquire));
+  booking.held = true;
+  return slot_verdict::pass();
+}
+
+}  // namespace floodgate::flow

@@ -1,0 +1,73 @@
+// One flow rule's traffic-shaping controller, chosen by grade and controlBehavior.
+#pragma once
+
+#include <floodgate/flow/default_controller.hpp>
+#include <floodgate/flow/flow_request.hpp>
+#include <floodgate/flow/flow_rule.hpp>
+#include <floodgate/flow/throttling_controller.hpp>
+#include <floodgate/flow/warm_up_controller.hpp>
+#include <floodgate/flow/warm_up_throttling_controller.hpp>
+
+#include <variant>
+
+namespace floodgate::flow::detail {
+
+/** The controller of one rule. Concurrency rules always reject (Sentinel uses DefaultController
+    for THREAD whatever the behaviour; validation refuses anything else). Shared between the
+    snapshots of equal rules, so its state survives reloads. No virtual dispatch: a variant. */
+class flow_controller {
+ public:
+  explicit flow_controller(const flow_rule& rule) noexcept : impl_(make(rule)) {}
+
+  slot_verdict check(const flow_request& req, const selected_node& node, bool can_hold,
+                     flow_booking& booking) noexcept {
+    switch (impl_.index()) {
+      case 0:
+        return std::get_if<0>(&impl_)->check(req, node, can_hold, booking);
+      case 1:
+        return std::get_if<1>(&impl_)->check(req, *node.stats);
+      case 2:
+        return std::get_if<2>(&impl_)->check(req);
+      default:
+        return std::get_if<3>(&impl_)->check(req, *node.stats);
+    }
+  }
+
+  void refund(std::int64_t window, std::uint32_t acquire) noexcept {
+    if (auto* c = std::get_if<default_controller>(&impl_)) {
+      c->refund(window, acquire);
+    }
+  }
+
+  void release() noexcept {
+    if (auto* c = std::get_if<default_controller>(&impl_)) {
+      c->release();
+    }
+  }
+
+ private:
+  using variant = std::variant<default_controller, warm_up_controller, throttling_controller,
+                               warm_up_throttling_controller>;
+
+  static variant make(const flow_rule& r) noexcept {
+    if (r.grade == flow_grade::concurrency) {
+      return variant(std::in_place_index<0>, r.grade, r.count);
+    }
+    switch (r.behavior) {
+      case control_behavior::warm_up:
+        return variant(std::in_place_index<1>, r.count, r.warm_up_period_sec);
+      case control_behavior::throttling:
+        return variant(std::in_place_index<2>, r.count, r.max_queueing_time_ms);
+      case control_behavior::warm_up_throttling:
+        return variant(std::in_place_index<3>, r.count, r.warm_up_period_sec,
+                       r.max_queueing_time_ms);
+      case control_behavior::reject:
+        break;
+    }
+    return variant(std::in_place_index<0>, r.grade, r.count);
+  }
+
+  variant impl_;
+};
+
+}  // namespace floodgate::flow::detail

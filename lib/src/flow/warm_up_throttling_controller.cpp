@@ -1,0 +1,28 @@
+#include <floodgate/flow/warm_up_throttling_controller.hpp>
+
+#include "java_cast.hpp"
+
+#include <chrono>
+#include <cmath>
+
+namespace floodgate::flow {
+
+slot_verdict warm_up_throttling_controller::check(const flow_request& req,
+                                                  const stat::statistic_node& node) noexcept {
+  bucket_.sync_token(req.now_ms, detail::java_long(node.previous_pass_qps(req.now_ms)));
+  if (req.acquire == 0) {
+    return slot_verdict::pass();
+  }
+  double rate = bucket_.allowed_qps(bucket_.stored_tokens());
+  if (std::isnan(rate)) {
+    rate = bucket_.count();
+  }
+  if (!(rate > 0)) {
+    block_info b;
+    b.reason = block_reason::flow;
+    return slot_verdict::blocked(b);
+  }
+  return schedule_.queue(req.now_ns, throttling_controller::cost_ns(req.acquire, rate));
+}
+
+}  // namespace floodgate::flow

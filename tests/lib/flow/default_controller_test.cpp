@@ -1,0 +1,172 @@
+// The reject controller (Sentinel's DefaultControllerTest, plus no-overshoot and borrowing).
+#include <floodgate/flow/default_controller.hpp>
+
+#include "flow_test_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+namespace floodgate::flow {
+namespace {
+
+using test_support::flow_harness;
+
+bool passes(const slot_verdict& v) { return v.outcome == slot_verdict::kind::pass; }
+bool blocks(const slot_verdict& v) { return v.outcome == slot_verdict::kind::block; }
+
+TEST(DefaultController, QpsPassesBelowCountAndBlocksAtCount) {
+  // Sentinel: threshold 10, passQps 9 → pass, 10 → block. Here the rule books its own passes.
+  flow_harness h;
+  default_controller c{flow_grade::qps, 10};
+  flow_booking b;
+  for (int i = 0; i < 9; ++i) ASSERT_TRUE(passes(c.check(h.request(), h.cluster_exclusive(), true, b)));
+  EXPECT_TRUE(passes(c.check(h.request(), h.cluster_exclusive(), true, b)));  // 9 booked
+  EXPECT_TRUE(blocks(c.check(h.request(), h.cluster_exclusive(), true, b)));  // 10 booked
+}
+
+TEST(DefaultController, QpsOnASharedNodeReadsItsPassQps) {
+  flow_harness h;
+  default_controller c{flow_grade::qps, 10};
+  flow_booking b;
+  h.pass(9);
+  EXPECT_TRUE(passes(c.check(h.request(), h.shared(h.cluster), true, b)));
+  h.pass(1);
+  const auto v = c.check(h.request(), h.shared(h.cluster), true, b);
+  EXPECT_TRUE(blocks(v));
+  EXPECT_EQ(v.block.reason, block_reason::flow);
+  EXPECT_EQ(b.admitted_window, -1);  // nothing booked on a shared node
+}
+
+TEST(DefaultController, ConcurrencyPassesBelowCountAndBlocksAtCount) {
+  // Sentinel: threshold 8, curThreadNum 7 → pass, 8 → block.
+  flow_harness h;
+  default_controller c{flow_grade::concurrency, 8};
+  for (int i = 0; i < 7; ++i) {
+    flow_booking b;
+    ASSERT_TRUE(passes(c.check(h.request(), h.cluster_exclusive(), true, b)));
+    ASSERT_TRUE(b.held);
+  }
+  flow_booking eighth;
+  EXPECT_TRUE(passes(c.check(h.request(), h.cluster_exclusive(), true, eighth)));
+  flow_booking ninth;
+  EXPECT_TRUE(blocks(c.check(h.request(), h.cluster_exclusive(), true, ninth)));
+  EXPECT_FALSE(ninth.held);
+  EXPECT_EQ(c.in_flight(), 8);
+  c.release();
+  EXPECT_TRUE(passes(c.check(h.request(), h.cluster_exclusive(), true, ninth)));
+}
+
+TEST(DefaultController, ConcurrencyOnASharedNodeReadsItsConcurrency) {
+  flow_harness h;
+  default_controller c{flow_grade::concurrency, 8};
+  flow_booking b;
+  for (int i = 0; i < 7; ++i) h.cluster.increase_concurrency();
+  EXPECT_TRUE(passes(c.check(h.request(), h.shared(h.cluster), true, b)));
+  h.cluster.increase_concurrency();
+  EXPECT_TRUE(blocks(c.check(h.request(), h.shared(h.cluster), true, b)));
+  EXPECT_FALSE(b.held);
+}
+
+TEST(DefaultController, ConcurrencyBlockCarriesNoRetryTime) {
+  flow_harness h;
+  default_controller c{flow_grade::concurrency, 0};
+  flow_booking b;
+  const auto v = c.check(h.request(), h.cluster_exclusive(), true, b);
+  ASSERT_TRUE(blocks(v));
+  EXPECT_EQ(v.block.retry_after.count(), 0);
+}
+
+TEST(DefaultController, QpsBlockCarriesTheTimeUntilASlotFrees) {
+  flow_harness h;
+  h.time.set_ms(1'000'200);  // 200 ms into a window
+  default_controller c{flow_grade::qps, 1};
+  flow_booking b;
+  ASSERT_TRUE(passes(c.check(h.request(), h.cluster_exclusive(), true, b)));
+  h.time.advance_ms(100);
+  const auto v = c.check(h.request(), h.cluster_exclusive(), true, b);
+  ASSERT_TRUE(blocks(v));
+  EXPECT_EQ(v.block.retry_after.count(), 700);  // the pass leaves the interval at 1'001'000
+}
+
+TEST(DefaultController, PrioritizedEntryBorrowsTheNextWindowAndWaitsForIt) {
+  flow_harness h;
+  default_controller c{flow_grade::qps, 2};
+  flow_booking b;
+  h.time.set_ms(1'000'100);
+  ASSERT_TRUE(passes(c.check(h.request(), h.cluster_exclusive(), true, b)));
+  ASSERT_TRUE(passes(c.check(h.request(), h.cluster_exclusive(), true, b)));
+  h.time.set_ms(1'000'700);
+  h.time.advance_ns(250'000);
+  flow_booking borrowed;
+  const auto v = c.check(h.request(1, true), h.cluster_exclusive(), true, borrowed);
+  ASSERT_EQ(v.outcome, slot_verdict::kind::wait);
+  EXPECT_EQ(v.wait_ns, 299'750'000);  // until 1'001'000 ms exactly
+  EXPECT_TRUE(borrowed.pass_booked);
+  EXPECT_EQ(borrowed.admitted_window, 1'001'000 / 500);
+  // Sentinel's bookings: one waiting pass in the future window, one occupied pass per minute.
+  EXPECT_EQ(h.cluster.waiting(h.time.now_ms()), 1u);
+  EXPECT_EQ(h.cluster.total_pass(h.time.now_ms()), 1u);
+  // A normal entry is still blocked.
+  EXPECT_TRUE(blocks(c.check(h.request(), h.cluster_exclusive(), true, b)));
+}
+
+TEST(DefaultController, PrioritizedEntryIsBlockedWhenNoWindowFreesInTime) {
+  flow_harness h;
+  h.time.set_ms(1'000'100);
+  default_controller c{flow_grade::qps, 1};
+  flow_booking b;
+  ASSERT_TRUE(passes(c.check(h.request(), h.cluster_exclusive(), true, b)));
+  flow_booking borrowed;
+  EXPECT_TRUE(blocks(c.check(h.request(1, true), h.cluster_exclusive(), true, borrowed)));
+  EXPECT_FALSE(borrowed.pass_booked);
+}
+
+TEST(DefaultController, PrioritizedEntryOnASharedNodeUsesTryOccupyNext) {
+  flow_harness h;
+  h.time.set_ms(1'000'100);
+  h.pass(2);
+  h.time.set_ms(1'000'700);
+  default_controller c{flow_grade::qps, 2};
+  flow_booking b;
+  const auto v = c.check(h.request(1, true), h.shared(h.cluster), true, b);
+  ASSERT_EQ(v.outcome, slot_verdict::kind::wait);
+  EXPECT_EQ(v.wait_ns, 300'000'000);
+  EXPECT_TRUE(b.pass_booked);
+  EXPECT_EQ(h.cluster.waiting(h.time.now_ms()), 1u);
+}
+
+TEST(DefaultController, RacingThreadsNeverHoldMoreThanCountInFlight) {
+  for (const int threads : {2, 4, 8}) {
+    flow_harness h;
+    default_controller c{flow_grade::concurrency, 3};
+    std::atomic<int> inside{0};
+    std::atomic<int> most{0};
+    std::atomic<int> admitted{0};
+    std::vector<std::thread> pool;
+    for (int i = 0; i < threads; ++i) {
+      pool.emplace_back([&] {
+        for (int k = 0; k < 20'000; ++k) {
+          flow_booking b;
+          if (!passes(c.check(h.request(), h.cluster_exclusive(), true, b))) continue;
+          const int now_inside = inside.fetch_add(1) + 1;
+          int seen = most.load();
+          while (now_inside > seen && !most.compare_exchange_weak(seen, now_inside)) {
+          }
+          admitted.fetch_add(1);
+          inside.fetch_sub(1);
+          c.release();
+        }
+      });
+    }
+    for (auto& t : pool) t.join();
+    EXPECT_LE(most.load(), 3) << threads << " threads";
+    EXPECT_GT(admitted.load(), 0);
+    EXPECT_EQ(c.in_flight(), 0);
+  }
+}
+
+}  // namespace
+}  // namespace floodgate::flow

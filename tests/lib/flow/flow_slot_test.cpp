@@ -1,0 +1,283 @@
+// The flow slot through the engine: rule order, block details, dry runs, refunds, reloads, races.
+#include <floodgate/core/engine.hpp>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <barrier>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace floodgate {
+namespace {
+
+flow_rule qps(double count, std::string limit_app = "default") {
+  flow_rule r;
+  r.resource = "res";
+  r.count = count;
+  r.limit_app = std::move(limit_app);
+  return r;
+}
+
+struct FlowSlot : ::testing::Test {
+  manual_clock clock{1'000'000};
+  engine eng{engine_options{.time = &clock}};
+  context ctx{eng, "ctx"};
+
+  void load(std::vector<flow_rule> flow) {
+    rule_set rules;
+    rules.flow = std::move(flow);
+    ASSERT_TRUE(eng.load_rules(rules).ok());
+  }
+  const node::cluster_node& cluster() const { return *eng.nodes().find_resource("res"); }
+};
+
+TEST_F(FlowSlot, BlockNamesTheRuleAndWhenToRetry) {
+  flow_rule elsewhere = qps(100);
+  elsewhere.resource = "other";
+  load({elsewhere, qps(2)});
+  clock.set_ms(1'000'100);
+  EXPECT_TRUE(eng.enter(ctx, "res"));
+  EXPECT_TRUE(eng.enter(ctx, "res"));
+  clock.set_ms(1'000'400);
+  auto e = eng.enter(ctx, "res");
+  ASSERT_TRUE(e.blocked());
+  EXPECT_EQ(e.block().reason, block_reason::flow);
+  EXPECT_EQ(e.block().rule_index, 1);
+  EXPECT_EQ(e.block().retry_after, std::chrono::milliseconds(600));  // passes leave at 1'001'000
+}
+
+TEST_F(FlowSlot, RulesForASpecificOriginAreCheckedBeforeDefault) {
+  load({qps(0), qps(0, "appA")});
+  context app_a{eng, "ctx", "appA"};
+  auto e = eng.enter(app_a, "res");
+  ASSERT_TRUE(e.blocked());
+  EXPECT_EQ(e.block().rule_index, 1);
+}
+
+TEST_F(FlowSlot, EveryApplicableRuleMustPass) {
+  load({qps(5), qps(1, "appA")});
+  context app_a{eng, "ctx", "appA"};
+  EXPECT_TRUE(eng.enter(app_a, "res"));
+  EXPECT_TRUE(eng.enter(app_a, "res").blocked());  // appA's own limit
+  EXPECT_TRUE(eng.enter(ctx, "res"));               // others only see the default rule
+}
+
+TEST_F(FlowSlot, DryRunCountsTheWouldBeBlockAndLetsTheRequestPass) {
+  flow_rule r = qps(1);
+  r.dry_run = true;
+  load({r});
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(eng.enter(ctx, "res"));
+  EXPECT_EQ(cluster().totals().dry_run_blocks.load(), 2u);
+  EXPECT_EQ(cluster().totals().passed.load(), 3u);
+}
+
+TEST_F(FlowSlot, DryRunThrottlingNeverDelays) {
+  flow_rule r = qps(10);
+  r.behavior = control_behavior::throttling;
+  r.dry_run = true;
+  load({r});
+  for (int i = 0; i < 8; ++i) {
+    auto e = eng.enter(ctx, "res");
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e.wait().count(), 0);
+  }
+  EXPECT_EQ(cluster().totals().dry_run_blocks.load(), 2u);  // the 7th and 8th overflow 500 ms
+}
+
+TEST_F(FlowSlot, AdmissionIsGivenBackWhenALaterSlotBlocks) {
+  struct block_once : slot {
+    std::atomic<int> calls{0};
+    int order() const noexcept override { return slot_order::flow + 500; }
+    slot_verdict on_entry(const check_context&) noexcept override {
+      return calls.fetch_add(1) == 0 ? slot_verdict::blocked({}) : slot_verdict::pass();
+    }
+  };
+  eng.add_slot(std::make_shared<block_once>());
+  load({qps(1)});
+  EXPECT_TRUE(eng.enter(ctx, "res").blocked());  // flow admitted it, the user slot blocked it
+  EXPECT_TRUE(eng.enter(ctx, "res"));            // so the one pass is still free
+  EXPECT_TRUE(eng.enter(ctx, "res").blocked());
+}
+
+TEST_F(FlowSlot, AnEarlierRulesAdmissionIsGivenBackWhenALaterRuleBlocks) {
+  flow_rule per_origin = qps(1, "appA");
+  load({qps(1), per_origin});
+  context app_a{eng, "ctx", "appA"};
+  EXPECT_TRUE(eng.enter(app_a, "res"));
+  // appA's rule (checked first) blocks now: nothing is booked in the default rule either.
+  EXPECT_TRUE(eng.enter(app_a, "res").blocked());
+  EXPECT_TRUE(eng.enter(ctx, "res").blocked());  // the default rule's one pass went to appA
+}
+
+TEST_F(FlowSlot, ConcurrencySlotIsReleasedOnExit) {
+  flow_rule r = qps(1);
+  r.grade = flow_grade::concurrency;
+  load({r});
+  for (int i = 0; i < 3; ++i) {
+    auto e = eng.enter(ctx, "res");
+    ASSERT_TRUE(e) << i;
+  }
+}
+
+TEST_F(FlowSlot, ConcurrencySlotIsReleasedWhenALaterSlotBlocks) {
+  struct block_first : slot {
+    std::atomic<int> calls{0};
+    int order() const noexcept override { return slot_order::degrade + 1; }
+    slot_verdict on_entry(const check_context&) noexcept override {
+      return calls.fetch_add(1) == 0 ? slot_verdict::blocked({}) : slot_verdict::pass();
+    }
+  };
+  eng.add_slot(std::make_shared<block_first>());
+  flow_rule r = qps(1);
+  r.grade = flow_grade::concurrency;
+  load({r});
+  EXPECT_TRUE(eng.enter(ctx, "res").blocked());
+  auto e = eng.enter(ctx, "res");
+  EXPECT_TRUE(e);
+}
+
+TEST_F(FlowSlot, PrioritizedEntryWaitsForTheNextWindowInsteadOfBeingBlocked) {
+  load({qps(1)});
+  clock.set_ms(1'000'700);
+  EXPECT_TRUE(eng.enter(ctx, "res"));
+  EXPECT_TRUE(eng.enter(ctx, "res").blocked());
+  // The pass at 1'000'700 leaves the interval at 1'001'500: too far for the 500 ms timeout.
+  EXPECT_TRUE(eng.enter(ctx, "res", {.prioritized = true}).blocked());
+  clock.set_ms(1'001'200);
+  EXPECT_TRUE(eng.enter(ctx, "res").blocked());
+  auto e = eng.enter(ctx, "res", {.prioritized = true});
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e.wait(), std::chrono::milliseconds(300));
+  // Booked into the coming window: counted there, not now.
+  EXPECT_EQ(cluster().waiting(clock.now_ms()), 1u);
+  clock.set_ms(1'001'500);
+  EXPECT_TRUE(eng.enter(ctx, "res").blocked());
+}
+
+TEST_F(FlowSlot, ThrottlingWaitIsReturnedToTheCaller) {
+  flow_rule r = qps(10);
+  r.behavior = control_behavior::throttling;
+  load({r});
+  EXPECT_EQ(eng.enter(ctx, "res").wait().count(), 0);
+  EXPECT_EQ(eng.enter(ctx, "res").wait(), std::chrono::milliseconds(100));
+}
+
+TEST_F(FlowSlot, UnchangedRuleKeepsItsStateAcrossAReload) {
+  flow_rule r = qps(10);
+  r.behavior = control_behavior::throttling;
+  flow_rule unrelated = qps(1);
+  unrelated.resource = "other";
+  load({r, unrelated});
+  ASSERT_EQ(eng.enter(ctx, "res").wait().count(), 0);
+  unrelated.count = 2;
+  load({unrelated, r});  // moved and the neighbour changed: still the same rule
+  EXPECT_EQ(eng.enter(ctx, "res").wait(), std::chrono::milliseconds(100));
+  r.count = 5;
+  load({r});  // a changed rule starts fresh
+  EXPECT_EQ(eng.enter(ctx, "res").wait().count(), 0);
+}
+
+TEST_F(FlowSlot, UnchangedRuleKeepsItsAdmissionsAcrossAReload) {
+  load({qps(2)});
+  EXPECT_TRUE(eng.enter(ctx, "res"));
+  EXPECT_TRUE(eng.enter(ctx, "res"));
+  load({qps(2)});
+  EXPECT_TRUE(eng.enter(ctx, "res").blocked());
+}
+
+TEST_F(FlowSlot, WarmUpTokensCarryOverAReload) {
+  flow_rule r = qps(10);
+  r.behavior = control_behavior::warm_up;
+  load({r});
+  // Cold: 3.33 QPS lets 3 through in the first second.
+  int cold = 0;
+  for (int i = 0; i < 10; ++i) cold += eng.enter(ctx, "res") ? 1 : 0;
+  EXPECT_EQ(cold, 3);
+  load({r});
+  EXPECT_TRUE(eng.enter(ctx, "res").blocked());  // still cold, still counted
+}
+
+TEST_F(FlowSlot, IdenticalRulesAreCheckedOnce) {
+  load({qps(2), qps(2)});
+  EXPECT_TRUE(eng.enter(ctx, "res"));
+  EXPECT_TRUE(eng.enter(ctx, "res"));  // counted once, not twice
+  EXPECT_TRUE(eng.enter(ctx, "res").blocked());
+}
+
+// Threads race at fixed clock readings; between rounds the clock moves 100 ms. Passes per round
+// are summed per 500 ms window: no 1 s interval (two windows) may exceed the count.
+void race_qps(int threads) {
+  manual_clock clock{1'000'000};
+  engine eng{engine_options{.time = &clock}};
+  rule_set rules;
+  rules.flow = {qps(25)};
+  ASSERT_TRUE(eng.load_rules(rules).ok());
+  std::map<std::int64_t, std::int64_t> per_window;
+  std::atomic<std::int64_t> round_passes{0};
+  std::barrier sync(threads, [&]() noexcept {
+    per_window[clock.now_ms() / 500] += round_passes.exchange(0);
+    clock.advance_ms(100);
+  });
+  std::vector<std::thread> pool;
+  for (int i = 0; i < threads; ++i) {
+    pool.emplace_back([&] {
+      context ctx{eng, "ctx"};
+      for (int round = 0; round < 40; ++round) {
+        for (int k = 0; k < 20; ++k) {
+          if (eng.enter(ctx, "res")) round_passes.fetch_add(1);
+        }
+        sync.arrive_and_wait();
+      }
+    });
+  }
+  for (auto& t : pool) t.join();
+  for (const auto& [w, n] : per_window) {
+    const auto prev = per_window.find(w - 1);
+    EXPECT_LE(n + (prev == per_window.end() ? 0 : prev->second), 25) << "window " << w;
+  }
+  // Under a flood each second passes exactly the count.
+  EXPECT_EQ(per_window.begin()->second, 25);
+}
+
+TEST(FlowSlotRace, TwoThreadsNeverAdmitMoreThanCountPerWindow) { race_qps(2); }
+TEST(FlowSlotRace, FourThreadsNeverAdmitMoreThanCountPerWindow) { race_qps(4); }
+TEST(FlowSlotRace, EightThreadsNeverAdmitMoreThanCountPerWindow) { race_qps(8); }
+
+TEST(FlowSlotRace, ConcurrencyRuleNeverHasMoreThanCountInFlight) {
+  for (const int threads : {2, 4, 8}) {
+    manual_clock clock;
+    engine eng{engine_options{.time = &clock}};
+    rule_set rules;
+    flow_rule r = qps(3);
+    r.grade = flow_grade::concurrency;
+    rules.flow = {r};
+    ASSERT_TRUE(eng.load_rules(rules).ok());
+    std::atomic<int> inside{0};
+    std::atomic<int> most{0};
+    std::vector<std::thread> pool;
+    for (int i = 0; i < threads; ++i) {
+      pool.emplace_back([&] {
+        context ctx{eng, "ctx"};
+        for (int k = 0; k < 5000; ++k) {
+          auto e = eng.enter(ctx, "res");
+          if (!e) continue;
+          const int now_inside = inside.fetch_add(1) + 1;
+          int seen = most.load();
+          while (now_inside > seen && !most.compare_exchange_weak(seen, now_inside)) {
+          }
+          inside.fetch_sub(1);
+        }
+      });
+    }
+    for (auto& t : pool) t.join();
+    EXPECT_LE(most.load(), 3) << threads << " threads";
+    EXPECT_GE(most.load(), 1);
+    EXPECT_EQ(eng.nodes().find_resource("res")->concurrency(), 0);
+  }
+}
+
+}  // namespace
+}  // namespace floodgate
