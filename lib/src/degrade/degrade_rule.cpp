@@ -22,10 +22,10 @@ void validate(const degrade_rule& rule, std::string_view path, std::vector<rule_
   // Comparisons are written so that NaN fails them.
   if (!std::isfinite(rule.count)) {
     fail("count", "must be a finite number");
+  } else if (rule.grade == degrade_grade::error_ratio && !(rule.count >= 0 && rule.count <= 1)) {
+    fail("count", "must be between 0 and 1 for error_ratio");
   } else if (!(rule.count >= 0)) {
     fail("count", "must be >= 0");
-  } else if (rule.grade == degrade_grade::error_ratio && rule.count > 1) {
-    fail("count", "must be <= 1 for error_ratio");
   }
   if (rule.grade == degrade_grade::slow_request_ratio &&
       !(rule.slow_ratio_threshold >= 0 && rule.slow_ratio_threshold <= 1)) {

@@ -117,6 +117,30 @@ TEST(CircuitBreakingIntegration, AProbeBlockedByALaterBreakerFallsBackToOpen) {
   EXPECT_EQ(h.state(res, 1), closed);
 }
 
+// entry_tokens has 32 probe bits; breakers past the 31st share the last one.
+TEST(CircuitBreakingIntegration, ProbesOfMoreThanThirtyTwoBreakersAreAllRevertedWhenBlocked) {
+  constexpr int quick = 40;
+  degrade_engine h;
+  rule_set rules;
+  for (int i = 0; i < quick; ++i) {
+    rules.degrade.push_back(
+        degrade_rule_of(std::string(res), degrade_grade::error_count, 0, 1, 1'000, 1));
+  }
+  rules.degrade.push_back(
+      degrade_rule_of(std::string(res), degrade_grade::error_count, 0, 1, 1'000, 5));
+  ASSERT_TRUE(h.eng.load_rules(rules));
+  EXPECT_TRUE(h.entry_and_sleep_for(res, 5, true));
+  h.clock.advance_ms(1'000);
+
+  EXPECT_FALSE(h.entry_and_sleep_for(res, 5));
+  EXPECT_EQ(h.last_block.rule_index, quick);
+  const auto breakers = h.breakers(res);
+  for (int i = 0; i <= quick; ++i) {
+    EXPECT_EQ(breakers[i]->state(), open) << "breaker " << i;
+  }
+  EXPECT_EQ(breakers[quick - 1]->transitions(half_open, open), 1u);
+}
+
 TEST(CircuitBreakingIntegration, ABlockCarriesReasonSectionIndexAndTimeUntilTheProbe) {
   degrade_engine h;
   ASSERT_TRUE(h.eng.load_rules(

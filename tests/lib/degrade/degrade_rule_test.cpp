@@ -48,10 +48,12 @@ const validity_case validity_cases[] = {
      with(error_count, [](degrade_rule& r) { r.time_window_sec = -1; }),
      {{"degrade[0].timeWindow", "must be > 0"}}},
     {"RatioAboveOneIsInvalid", with(error_ratio, [](degrade_rule& r) { r.count = 1.1; }),
-     {{"degrade[0].count", "must be <= 1 for error_ratio"}}},
+     {{"degrade[0].count", "must be between 0 and 1 for error_ratio"}}},
     {"RatioOfOneIsValid", with(error_ratio, [](degrade_rule& r) { r.count = 1.0; }), {}},
     {"RatioOfZeroIsValid", with(error_ratio, [](degrade_rule& r) { r.count = 0.0; }), {}},
     {"ErrorCountAboveOneIsValid", with(error_count, [](degrade_rule& r) { r.count = 1.1; }), {}},
+    {"NegativeRatioIsInvalid", with(error_ratio, [](degrade_rule& r) { r.count = -0.1; }),
+     {{"degrade[0].count", "must be between 0 and 1 for error_ratio"}}},
     {"NegativeCountIsInvalid", with(slow_request_ratio, [](degrade_rule& r) { r.count = -3; }),
      {{"degrade[0].count", "must be >= 0"}}},
     {"NaNCountIsInvalid",
@@ -83,7 +85,7 @@ const validity_case validity_cases[] = {
             r.time_window_sec = 0;
             r.stat_interval_ms = -5;
           }),
-     {{"degrade[0].count", "must be <= 1 for error_ratio"},
+     {{"degrade[0].count", "must be between 0 and 1 for error_ratio"},
       {"degrade[0].statIntervalMs", "must be > 0"},
       {"degrade[0].timeWindow", "must be > 0"}}},
 };

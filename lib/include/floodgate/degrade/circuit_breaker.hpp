@@ -57,11 +57,15 @@ class breaker_observers {
 class circuit_breaker {
  public:
   virtual ~circuit_breaker() = default;
+  /// The rule the breaker was built from (kept across reloads that leave it unchanged).
   virtual const degrade_rule& rule() const noexcept = 0;
+  /// The current state; a reader may see it change right after.
   virtual breaker_state state() const noexcept = 0;
-  /// When OPEN: the time (ms on the engine clock) from which the next probe may pass.
+  /// When OPEN: the time (ms on the engine clock) from which the next probe may pass. In other
+  /// states: the last such time (0 before the breaker first opened); not meaningful.
   virtual std::int64_t next_retry_ms() const noexcept = 0;
-  /// Number of `from` -> `to` transitions since the breaker was created.
+  /// Number of `from` -> `to` transitions since the breaker was created (monotonic; for
+  /// `floodgate_circuit_breaker_transitions_total`).
   virtual std::uint64_t transitions(breaker_state from, breaker_state to) const noexcept = 0;
 };
 
