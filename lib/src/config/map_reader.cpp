@@ -1,5 +1,7 @@
 #include "config/map_reader.hpp"
 
+#include "config/text_check.hpp"
+
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -137,6 +139,10 @@ std::optional<std::string> map_reader::string(std::string_view key, presence p) 
   const YAML::Node* n = present(key, p);
   if (n == nullptr) return std::nullopt;
   if (!n->IsScalar()) return type_error(key, *n, "a string"), std::nullopt;
+  if (!valid_utf8(n->Scalar())) {
+    error(key, "must be valid UTF-8 (check the escapes)");
+    return std::nullopt;
+  }
   return n->Scalar();
 }
 

@@ -61,6 +61,15 @@ std::optional<text_problem> check_text(std::string_view text) {
   return std::nullopt;
 }
 
+bool valid_utf8(std::string_view text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t n = utf8_length(text, i);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
 bool blank_or_comments(std::string_view text) {
   bool in_comment = false;
   for (const char c : text) {

@@ -16,6 +16,10 @@ struct text_problem {
 };
 std::optional<text_problem> check_text(std::string_view text);
 
+/// True when `text` is well-formed UTF-8 (escapes in quoted YAML strings can produce bytes that
+/// are not, e.g. a lone surrogate `"\uD800"`, and such a string could not be written back).
+bool valid_utf8(std::string_view text);
+
 /// True when `text` holds nothing but whitespace and comments.
 bool blank_or_comments(std::string_view text);
 

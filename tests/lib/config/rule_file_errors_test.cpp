@@ -48,6 +48,8 @@ const bad_input bad_inputs[] = {
     // yaml-cpp 0.7 takes a quote left open at the end of the file as closed.
     {"UnterminatedQuoteAtEndOfFile", "flow:\n  - count: 1\n    resource: \"GET:/hello\n", 3, 15,
      "flow[0].resource", "unterminated quoted string"},
+    {"LoneSurrogateEscape", "flow:\n  - {resource: \"\\uD800\", count: 1}\n", 2, 23, "",
+     "YAML syntax error: invalid unicode: 55296"},
     {"TwoDocuments", "flow: []\n---\ndegrade: []\n", 3, 1, "",
      "only one YAML document is allowed"},
     {"RootIsAList", "- resource: a\n  count: 1\n", 1, 1, "", "must be a mapping of rule sections"},
