@@ -33,7 +33,9 @@ std::int64_t clamp_tokens(double count) noexcept {
   return static_cast<std::int64_t>(count);  // Sentinel truncates: (long) count
 }
 
-std::int64_t ceil_ms(std::int64_t ns) noexcept { return std::max<std::int64_t>(1, (ns + 999'999) / 1'000'000); }
+std::int64_t ceil_ms(std::int64_t ns) noexcept {
+  return std::max<std::int64_t>(1, (ns + 999'999) / 1'000'000);
+}
 
 }  // namespace
 
@@ -158,8 +160,8 @@ slot_verdict param_rule::check_tokens(const check_context& ctx, const value_key&
 slot_verdict param_rule::check_spacing(const check_context& ctx, const value_key& key,
                                        std::int64_t token_count) const noexcept {
   if (token_count == 0) return blocked(0);
-  const auto cost_ns = std::llround(1e9 * ctx.acquire * rule_.duration_in_sec /
-                                    static_cast<double>(token_count));
+  const auto cost_ns =
+      std::llround(1e9 * ctx.acquire * rule_.duration_in_sec / static_cast<double>(token_count));
   // ctx.now_ns has millisecond resolution; spacing below a millisecond needs the clock itself.
   const std::int64_t now = ctx.time.now_ns();
   bool inserted = false;

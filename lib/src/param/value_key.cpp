@@ -78,8 +78,8 @@ value_key hash_value(std::string_view text, std::uint64_t seed) noexcept {
 
 std::uint64_t random_seed() noexcept {
   static std::atomic<std::uint64_t> counter{0};
-  const auto now = static_cast<std::uint64_t>(
-      std::chrono::steady_clock::now().time_since_epoch().count());
+  const auto now =
+      static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   const auto addr = reinterpret_cast<std::uintptr_t>(&counter);
   return fold_multiply(now ^ k0, counter.fetch_add(k1, std::memory_order_relaxed) ^ addr ^ k2);
 }

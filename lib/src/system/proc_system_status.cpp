@@ -130,8 +130,7 @@ void proc_system_status::sample_once() {
     if (elapsed_s > 0 && *process >= previous_process_ticks_) {
       const double busy_s = static_cast<double>(*process - previous_process_ticks_) /
                             static_cast<double>(opts_.ticks_per_second);
-      process_cpu_.store(clamp_ratio(busy_s / elapsed_s / opts_.cores),
-                         std::memory_order_relaxed);
+      process_cpu_.store(clamp_ratio(busy_s / elapsed_s / opts_.cores), std::memory_order_relaxed);
     }
     const double usage = std::max(process_cpu_.load(std::memory_order_relaxed),
                                   machine_cpu_.load(std::memory_order_relaxed));

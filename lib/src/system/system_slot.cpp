@@ -1,4 +1,5 @@
-// System rules: whole-process adaptive protection of inbound traffic (Sentinel's SystemRuleManager).
+// System rules: whole-process adaptive protection of inbound traffic (Sentinel's
+// SystemRuleManager).
 #include <floodgate/node/node_registry.hpp>
 #include <floodgate/system/system_slot.hpp>
 
@@ -70,8 +71,7 @@ std::unique_ptr<system_guard> system_guard::build(
     p->load.merge(rule.highest_system_load, index);
     p->cpu.merge(rule.highest_cpu_usage, index);
   }
-  p->checking = p->qps.on() || p->max_thread.on() || p->avg_rt.on() || p->load.on() ||
-                p->cpu.on();
+  p->checking = p->qps.on() || p->max_thread.on() || p->avg_rt.on() || p->load.on() || p->cpu.on();
   p->status = std::move(status);
   return std::unique_ptr<system_guard>(new system_guard(std::move(p)));
 }

@@ -96,17 +96,16 @@ TEST_P(AuthorityRuleValidation, ReportsEveryProblemWithItsPath) {
 
 INSTANTIATE_TEST_SUITE_P(
     Rules, AuthorityRuleValidation,
-    ::testing::Values(
-        authority_case{rule("r", authority_strategy::white, "a,b"), {}},
-        authority_case{rule("", authority_strategy::white, "a"),
-                       {{"authority[2].resource", "must not be empty"}}},
-        authority_case{rule("r", authority_strategy::white, ""),
-                       {{"authority[2].limitApp", "must not be empty"}}},
-        authority_case{rule("r", authority_strategy::white, " , "),
-                       {{"authority[2].limitApp", "must name at least one origin"}}},
-        authority_case{rule("", authority_strategy::white, "  "),
-                       {{"authority[2].resource", "must not be empty"},
-                        {"authority[2].limitApp", "must not be empty"}}}));
+    ::testing::Values(authority_case{rule("r", authority_strategy::white, "a,b"), {}},
+                      authority_case{rule("", authority_strategy::white, "a"),
+                                     {{"authority[2].resource", "must not be empty"}}},
+                      authority_case{rule("r", authority_strategy::white, ""),
+                                     {{"authority[2].limitApp", "must not be empty"}}},
+                      authority_case{rule("r", authority_strategy::white, " , "),
+                                     {{"authority[2].limitApp", "must name at least one origin"}}},
+                      authority_case{rule("", authority_strategy::white, "  "),
+                                     {{"authority[2].resource", "must not be empty"},
+                                      {"authority[2].limitApp", "must not be empty"}}}));
 
 }  // namespace
 }  // namespace floodgate

@@ -171,8 +171,7 @@ TEST(ParamFlowArguments, NegativeIndexCountsFromTheEnd) {
   const auto r = build({rule});
   const std::array<param_value, 3> args{"a", "b", "c"};
   entry_tokens t;
-  EXPECT_EQ(r->check(h.check({}, entry_type::inbound, args), t).outcome,
-            slot_verdict::kind::pass);
+  EXPECT_EQ(r->check(h.check({}, entry_type::inbound, args), t).outcome, slot_verdict::kind::pass);
   const std::array<param_value, 1> last_only{"c"};
   EXPECT_EQ(r->check(h.check({}, entry_type::inbound, last_only), t).outcome,
             slot_verdict::kind::block);

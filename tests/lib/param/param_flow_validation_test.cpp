@@ -40,19 +40,28 @@ INSTANTIATE_TEST_SUITE_P(
                    },
                    {}},
         param_case{"ClientIpNeedsNoName",
-                   [](param_flow_rule& r) { r.param = param_selector{param_source::client_ip, ""}; },
+                   [](param_flow_rule& r) {
+                     r.param = param_selector{param_source::client_ip, ""};
+                   },
                    {}},
-        param_case{"EmptyResource", [](param_flow_rule& r) { r.resource.clear(); },
+        param_case{"EmptyResource",
+                   [](param_flow_rule& r) { r.resource.clear(); },
                    {{"paramFlow[0].resource", "must not be empty"}}},
-        param_case{"NeitherParamNorIndex", [](param_flow_rule& r) { r.param.reset(); },
+        param_case{"NeitherParamNorIndex",
+                   [](param_flow_rule& r) { r.param.reset(); },
                    {{"paramFlow[0].param", "one of param and paramIdx is required"}}},
-        param_case{"BothParamAndIndex", [](param_flow_rule& r) { r.param_idx = 0; },
+        param_case{"BothParamAndIndex",
+                   [](param_flow_rule& r) { r.param_idx = 0; },
                    {{"paramFlow[0].paramIdx", "must not be set together with param"}}},
         param_case{"HeaderWithoutName",
-                   [](param_flow_rule& r) { r.param = param_selector{param_source::header, ""}; },
+                   [](param_flow_rule& r) {
+                     r.param = param_selector{param_source::header, ""};
+                   },
                    {{"paramFlow[0].param.name", "is required for header and query"}}},
         param_case{"QueryWithoutName",
-                   [](param_flow_rule& r) { r.param = param_selector{param_source::query, ""}; },
+                   [](param_flow_rule& r) {
+                     r.param = param_selector{param_source::query, ""};
+                   },
                    {{"paramFlow[0].param.name", "is required for header and query"}}},
         param_case{"NegativeNumbers",
                    [](param_flow_rule& r) {
@@ -63,13 +72,16 @@ INSTANTIATE_TEST_SUITE_P(
                    {{"paramFlow[0].count", "must be >= 0"},
                     {"paramFlow[0].burstCount", "must be >= 0"},
                     {"paramFlow[0].maxQueueingTimeMs", "must be >= 0"}}},
-        param_case{"ZeroDuration", [](param_flow_rule& r) { r.duration_in_sec = 0; },
+        param_case{"ZeroDuration",
+                   [](param_flow_rule& r) { r.duration_in_sec = 0; },
                    {{"paramFlow[0].durationInSec", "must be > 0"}}},
         param_case{"WarmUpIsNotABehaviourOfParamRules",
                    [](param_flow_rule& r) { r.behavior = control_behavior::warm_up; },
                    {{"paramFlow[0].controlBehavior", "must be reject or throttling"}}},
         param_case{"NegativeItemCount",
-                   [](param_flow_rule& r) { r.items = {{"a", 1}, {"b", -1}}; },
+                   [](param_flow_rule& r) {
+                     r.items = {{"a", 1}, {"b", -1}};
+                   },
                    {{"paramFlow[0].items[1].count", "must be >= 0"}}}),
     [](const ::testing::TestParamInfo<param_case>& p) { return std::string(p.param.name); });
 

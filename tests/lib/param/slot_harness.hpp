@@ -18,20 +18,19 @@ struct slot_harness {
   node::node_registry registry{node::registry_limits{}, stat::window_config{}};
   node::cluster_node& cluster = *registry.resource("res");
   node::entrance_node& entrance = *registry.entrance("ctx");
-  node::default_node& node =
-      *registry.default_node_for(entrance, cluster, entrance.children());
+  node::default_node& node = *registry.default_node_for(entrance, cluster, entrance.children());
 
   check_context check(std::string_view origin = {}, entry_type type = entry_type::inbound,
                       std::span<const param_value> args = {}, std::uint32_t acquire = 1,
                       param_extractor params = {}) {
-    return check_context{time.now_ms(), time.now_ns(), time,     "res",    "ctx",
-                         origin,        type,          acquire,  false,    args,
-                         params,        cluster,       node,     nullptr,  registry,
-                         500};
+    return check_context{time.now_ms(), time.now_ns(), time,     "res", "ctx",  origin,
+                         type,          acquire,       false,    args,  params, cluster,
+                         node,          nullptr,       registry, 500};
   }
 
   exit_context exit(std::int64_t rt_ms = 1, bool error = false) {
-    return exit_context{time.now_ms(), time.now_ns(), time.now_ms() - rt_ms, rt_ms, error, 1,
+    return exit_context{time.now_ms(), time.now_ns(), time.now_ms() - rt_ms,
+                        rt_ms,         error,         1,
                         cluster,       node,          nullptr};
   }
 

@@ -17,11 +17,26 @@ using test_support::slot_harness;
 /// Builds a system rule field by field: `sys().qps(5).rt(50)`.
 struct sys {
   system_rule r;
-  sys& load(double v) { r.highest_system_load = v; return *this; }
-  sys& cpu(double v) { r.highest_cpu_usage = v; return *this; }
-  sys& rt(double v) { r.avg_rt = v; return *this; }
-  sys& thread(double v) { r.max_thread = v; return *this; }
-  sys& qps(double v) { r.qps = v; return *this; }
+  sys& load(double v) {
+    r.highest_system_load = v;
+    return *this;
+  }
+  sys& cpu(double v) {
+    r.highest_cpu_usage = v;
+    return *this;
+  }
+  sys& rt(double v) {
+    r.avg_rt = v;
+    return *this;
+  }
+  sys& thread(double v) {
+    r.max_thread = v;
+    return *this;
+  }
+  sys& qps(double v) {
+    r.qps = v;
+    return *this;
+  }
   operator system_rule() const { return r; }  // NOLINT: reads as a rule in tables
 };
 
@@ -63,14 +78,10 @@ const char* const cpu_msg = "must be between 0 and 1, or -1 (off)";
 INSTANTIATE_TEST_SUITE_P(
     Rules, SystemRuleValidation,
     ::testing::Values(
-        system_case{{}, {}},
-        system_case{sys().load(1.2).cpu(0.7).rt(50).thread(17).qps(1500),
-                    {}},
-        system_case{sys().cpu(0), {}},
-        system_case{sys().cpu(1), {}},
+        system_case{{}, {}}, system_case{sys().load(1.2).cpu(0.7).rt(50).thread(17).qps(1500), {}},
+        system_case{sys().cpu(0), {}}, system_case{sys().cpu(1), {}},
         // Sentinel's SystemRuleManagerTest loads neither of these; here they are errors.
-        system_case{sys().load(-0.9),
-                    {{"system[1].highestSystemLoad", threshold_msg}}},
+        system_case{sys().load(-0.9), {{"system[1].highestSystemLoad", threshold_msg}}},
         system_case{sys().cpu(2.7), {{"system[1].highestCpuUsage", cpu_msg}}},
         system_case{sys().cpu(-0.5), {{"system[1].highestCpuUsage", cpu_msg}}},
         system_case{sys().rt(-2).thread(-3).qps(-1.5),
@@ -93,9 +104,7 @@ TEST(SystemRuleManager, LoadsEveryThresholdOfARule) {
 }
 
 TEST(SystemRuleManager, SeveralRulesMergeWithTheSmallestThreshold) {
-  const auto g = guard({sys().load(2.3),
-                        sys().load(1.2),
-                        sys().load(3.4).qps(10)});
+  const auto g = guard({sys().load(2.3), sys().load(1.2), sys().load(3.4).qps(10)});
   EXPECT_EQ(g->merged().highest_system_load, 1.2);
   EXPECT_EQ(g->merged().qps, 10);
   EXPECT_EQ(g->merged().max_thread, -1);

@@ -27,8 +27,7 @@ void validate(const authority_rule& rule, std::string_view path, std::vector<rul
 class resource_authority {
  public:
   /// Compiles the rules of one resource (in file order).
-  static std::unique_ptr<resource_authority> build(
-      std::vector<indexed_rule<authority_rule>> rules);
+  static std::unique_ptr<resource_authority> build(std::vector<indexed_rule<authority_rule>> rules);
   ~resource_authority();
 
   /// Blocks (reason `authority`) an origin a white list lacks or a black list names.

@@ -38,8 +38,8 @@ class proc_system_status final : public system_status_source {
     std::string self_stat_path = "/proc/self/stat";
     /// Time source for the process-usage divisor; null means the steady clock.
     const clock* time = nullptr;
-    unsigned cores = 0;                 ///< 0: the number of online processors
-    long ticks_per_second = 0;          ///< 0: sysconf(_SC_CLK_TCK)
+    unsigned cores = 0;         ///< 0: the number of online processors
+    long ticks_per_second = 0;  ///< 0: sysconf(_SC_CLK_TCK)
     std::chrono::milliseconds period{1000};
     bool start_thread = true;
   };
