@@ -1,67 +1,107 @@
 // The /proc sampler and the process-wide instance shared by every engine.
 #include <floodgate/system/proc_system_status.hpp>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
-#include <fstream>
-#include <iterator>
 #include <optional>
-#include <sstream>
+#include <span>
 #include <string_view>
 
 namespace floodgate {
 
 namespace {
 
-std::optional<std::string> read_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  return text;
+/** Reads the start of a small file into `buffer`, without allocating (the sampler must not
+    disturb allocation counts); empty on any error. */
+std::string_view read_start(const std::string& path, std::span<char> buffer) noexcept {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  std::size_t used = 0;
+  while (used < buffer.size()) {
+    const ssize_t n = ::read(fd, buffer.data() + used, buffer.size() - used);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    used += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  return {buffer.data(), used};
 }
 
+/// Whitespace-separated fields of a text, one at a time.
+class field_reader {
+ public:
+  explicit field_reader(std::string_view text) noexcept : rest_(text) {}
+
+  std::string_view next() noexcept {
+    const auto is_space = [](char c) { return c == ' ' || c == '\n' || c == '\t'; };
+    while (!rest_.empty() && is_space(rest_.front())) rest_.remove_prefix(1);
+    std::size_t n = 0;
+    while (n < rest_.size() && !is_space(rest_[n])) ++n;
+    const auto field = rest_.substr(0, n);
+    rest_.remove_prefix(n);
+    return field;
+  }
+
+  template <class T>
+  std::optional<T> next_number() noexcept {
+    const auto field = next();
+    T v{};
+    const auto r = std::from_chars(field.data(), field.data() + field.size(), v);
+    if (field.empty() || r.ec != std::errc{} || r.ptr != field.data() + field.size()) {
+      return std::nullopt;
+    }
+    return v;
+  }
+
+ private:
+  std::string_view rest_;
+};
+
 /// The first field of /proc/loadavg.
-std::optional<double> parse_load1(const std::string& text) {
-  std::istringstream in(text);
-  double v = 0;
-  if (!(in >> v) || v < 0) return std::nullopt;
+std::optional<double> parse_load1(std::string_view text) noexcept {
+  const auto v = field_reader(text).next_number<double>();
+  if (!v || *v < 0) return std::nullopt;
   return v;
 }
 
-/// The aggregate `cpu` line of /proc/stat: busy and total jiffies (guest time is already in user).
-std::optional<std::pair<std::uint64_t, std::uint64_t>> parse_machine(const std::string& text) {
-  std::istringstream in(text);
-  std::string label;
-  if (!(in >> label) || label != "cpu") return std::nullopt;
+struct machine_times {
+  std::uint64_t busy = 0;
+  std::uint64_t total = 0;
+};
+
+/// The aggregate `cpu` line of /proc/stat (guest time is already part of user time).
+std::optional<machine_times> parse_machine(std::string_view text) noexcept {
+  field_reader in(text.substr(0, text.find('\n')));
+  if (in.next() != "cpu") return std::nullopt;
   std::uint64_t f[8] = {};  // user nice system idle iowait irq softirq steal
   int n = 0;
-  while (n < 8 && (in >> f[n])) ++n;
+  for (; n < 8; ++n) {
+    const auto v = in.next_number<std::uint64_t>();
+    if (!v) break;
+    f[n] = *v;
+  }
   if (n < 4) return std::nullopt;
   std::uint64_t total = 0;
   for (int i = 0; i < n; ++i) total += f[i];
-  const std::uint64_t idle = f[3] + f[4];
-  return std::pair{total - idle, total};
+  return machine_times{total - f[3] - f[4], total};
 }
 
 /// utime + stime (fields 14 and 15) of /proc/self/stat; the command name may hold spaces.
-std::optional<std::uint64_t> parse_process_ticks(const std::string& text) {
+std::optional<std::uint64_t> parse_process_ticks(std::string_view text) noexcept {
   const auto close = text.rfind(')');
-  if (close == std::string::npos) return std::nullopt;
-  std::istringstream in(text.substr(close + 1));
-  std::string field;
-  std::uint64_t utime = 0;
-  std::uint64_t stime = 0;
-  for (int i = 3; i <= 15; ++i) {
-    if (!(in >> field)) return std::nullopt;
-    auto* target = i == 14 ? &utime : i == 15 ? &stime : nullptr;
-    if (target != nullptr) {
-      const auto r = std::from_chars(field.data(), field.data() + field.size(), *target);
-      if (r.ec != std::errc{}) return std::nullopt;
-    }
+  if (close == std::string_view::npos) return std::nullopt;
+  field_reader in(text.substr(close + 1));
+  for (int field = 3; field < 14; ++field) {
+    if (in.next().empty()) return std::nullopt;
   }
-  return utime + stime;
+  const auto utime = in.next_number<std::uint64_t>();
+  const auto stime = in.next_number<std::uint64_t>();
+  if (!utime || !stime) return std::nullopt;
+  return *utime + *stime;
 }
 
 double clamp_ratio(double v) { return std::clamp(v, 0.0, 1.0); }
@@ -96,35 +136,29 @@ void proc_system_status::run() {
   std::unique_lock lock(stop_mutex_);
   while (!stop_) {
     lock.unlock();
-    try {
-      sample_once();
-    } catch (...) {
-      // Out of memory reading a tiny file: keep the last readings and try again next period.
-    }
+    sample_once();
     lock.lock();
     stop_cv_.wait_for(lock, opts_.period, [this] { return stop_; });
   }
 }
 
-void proc_system_status::sample_once() {
+void proc_system_status::sample_once() noexcept {
   std::lock_guard lock(sample_mutex_);
-  if (auto text = read_file(opts_.loadavg_path)) {
-    if (auto load = parse_load1(*text)) load1_.store(*load, std::memory_order_relaxed);
+  char buffer[4096];  // the first line of /proc/stat, all of loadavg and self/stat fit
+  if (const auto load = parse_load1(read_start(opts_.loadavg_path, buffer))) {
+    load1_.store(*load, std::memory_order_relaxed);
   }
 
   const std::int64_t now_ns = time_.now_ns();
-  std::optional<std::pair<std::uint64_t, std::uint64_t>> machine;
-  std::optional<std::uint64_t> process;
-  if (auto text = read_file(opts_.stat_path)) machine = parse_machine(*text);
-  if (auto text = read_file(opts_.self_stat_path)) process = parse_process_ticks(*text);
+  const auto machine = parse_machine(read_start(opts_.stat_path, buffer));
+  const auto process = parse_process_ticks(read_start(opts_.self_stat_path, buffer));
   if (!machine || !process) return;
 
   if (have_previous_) {
-    const auto d_total = machine->second - previous_machine_.total;
-    const auto d_busy = machine->first - previous_machine_.busy;
-    if (machine->second > previous_machine_.total && machine->first >= previous_machine_.busy) {
-      machine_cpu_.store(clamp_ratio(static_cast<double>(d_busy) / static_cast<double>(d_total)),
-                         std::memory_order_relaxed);
+    if (machine->total > previous_machine_.total && machine->busy >= previous_machine_.busy) {
+      const auto busy = static_cast<double>(machine->busy - previous_machine_.busy);
+      const auto total = static_cast<double>(machine->total - previous_machine_.total);
+      machine_cpu_.store(clamp_ratio(busy / total), std::memory_order_relaxed);
     }
     const double elapsed_s = static_cast<double>(now_ns - previous_ns_) / 1e9;
     if (elapsed_s > 0 && *process >= previous_process_ticks_) {
@@ -132,12 +166,12 @@ void proc_system_status::sample_once() {
                             static_cast<double>(opts_.ticks_per_second);
       process_cpu_.store(clamp_ratio(busy_s / elapsed_s / opts_.cores), std::memory_order_relaxed);
     }
-    const double usage = std::max(process_cpu_.load(std::memory_order_relaxed),
-                                  machine_cpu_.load(std::memory_order_relaxed));
-    cpu_.store(usage, std::memory_order_relaxed);
+    cpu_.store(std::max(process_cpu_.load(std::memory_order_relaxed),
+                        machine_cpu_.load(std::memory_order_relaxed)),
+               std::memory_order_relaxed);
   }
   have_previous_ = true;
-  previous_machine_ = {machine->first, machine->second};
+  previous_machine_ = {machine->busy, machine->total};
   previous_process_ticks_ = *process;
   previous_ns_ = now_ns;
 }

@@ -58,7 +58,7 @@ class proc_system_status final : public system_status_source {
   double machine_cpu_usage() const noexcept { return machine_cpu_.load(std::memory_order_relaxed); }
 
   /// Reads the files once and updates the readings; a file that cannot be read keeps its reading.
-  void sample_once();
+  void sample_once() noexcept;
 
  private:
   struct cpu_times {
