@@ -76,6 +76,7 @@ bool param_rule::value_of(const check_context& ctx, param_value& out) const noex
 }
 
 double param_rule::threshold_of(const value_key& key) const noexcept {
+  if (items_.empty()) return rule_.count;
   const auto it = std::lower_bound(items_.begin(), items_.end(), key,
                                    [](const item& a, const value_key& k) { return a.key < k; });
   return it != items_.end() && it->key == key ? it->count : rule_.count;
