@@ -29,9 +29,13 @@ namespace {
 using work_guard = asio::executor_work_guard<asio::io_context::executor_type>;
 
 std::string url(const tcp::endpoint& ep) {
-  const std::string host = ep.address().is_v6() ? "[" + ep.address().to_string() + "]"
-                                                : ep.address().to_string();
-  return "http://" + host + ":" + std::to_string(ep.port());
+  const bool v6 = ep.address().is_v6();
+  std::string out = "http://";
+  out += v6 ? "[" : "";
+  out += ep.address().to_string();
+  out += v6 ? "]:" : ":";
+  out += std::to_string(ep.port());
+  return out;
 }
 
 std::int64_t inflight(const engine& eng) {

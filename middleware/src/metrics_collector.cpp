@@ -60,8 +60,10 @@ constexpr std::array<std::pair<breaker_state, breaker_state>, 4> breaker_transit
     {breaker_state::half_open, breaker_state::closed},
 }};
 
-std::uint64_t load(const std::atomic<std::uint64_t>& a) {
-  return a.load(std::memory_order_acquire);
+/// Reads one of the engine's cumulative counters (an atomic, or a sharded counter).
+template <class Counter>
+std::uint64_t load(const Counter& c) {
+  return c.load(std::memory_order_acquire);
 }
 
 }  // namespace

@@ -2,8 +2,9 @@
 
 #include <boost/beast/http/field.hpp>
 
+#include <floodgate/beast/text_format.hpp>
+
 #include <prometheus/metric_family.h>
-#include <prometheus/text_serializer.h>
 
 #include <iterator>
 
@@ -16,7 +17,11 @@ std::string metrics_handler::render() const {
     families.insert(families.end(), std::make_move_iterator(f.begin()),
                     std::make_move_iterator(f.end()));
   }
-  return prometheus::TextSerializer{}.Serialize(families);
+  std::string out;
+  out.reserve(size_hint_.load(std::memory_order_relaxed));
+  write_text_format(families, out);
+  size_hint_.store(out.size() + out.size() / 8, std::memory_order_relaxed);
+  return out;
 }
 
 http::response<http::string_body> metrics_handler::response(unsigned version,

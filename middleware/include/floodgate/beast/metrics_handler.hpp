@@ -6,6 +6,8 @@
 
 #include <prometheus/collectable.h>
 
+#include <atomic>
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -38,6 +40,8 @@ class metrics_handler {
   metrics_handler() = default;
   explicit metrics_handler(std::vector<std::shared_ptr<const prometheus::Collectable>> collectables)
       : collectables_(std::move(collectables)) {}
+  metrics_handler(const metrics_handler& other)
+      : collectables_(other.collectables_), size_hint_(other.size_hint_.load()) {}
 
   void add(std::shared_ptr<const prometheus::Collectable> c) { collectables_.push_back(std::move(c)); }
 
@@ -54,6 +58,7 @@ class metrics_handler {
 
  private:
   std::vector<std::shared_ptr<const prometheus::Collectable>> collectables_;
+  mutable std::atomic<std::size_t> size_hint_{4096};  ///< last size, to allocate once
 };
 
 /// Wraps an already rendered exposition in a 200 response with the right Content-Type.
