@@ -2,21 +2,28 @@
 
 namespace floodgate::node {
 
+resource_totals::resource_totals() : block_(new shard_words[stat::shard_count()]) {
+  for (std::uint32_t i = 0; i < stat::shard_count(); ++i) {
+    for (auto& w : block_[i].w) {
+      w.store(0, std::memory_order_relaxed);
+    }
+  }
+}
+
 void resource_totals::observe_duration(std::int64_t ns) noexcept {
   const double seconds = static_cast<double>(ns) / 1e9;
   std::size_t i = 0;
   while (i < duration_buckets.size() && seconds > duration_buckets[i]) {
     ++i;
   }
-  duration[i].fetch_add(1, std::memory_order_relaxed);
-  duration_sum_ns.fetch_add(static_cast<std::uint64_t>(ns > 0 ? ns : 0),
-                            std::memory_order_relaxed);
+  duration[i].fetch_add(1);
+  duration_sum_ns.fetch_add(static_cast<std::uint64_t>(ns > 0 ? ns : 0));
 }
 
 std::uint64_t resource_totals::completed() const noexcept {
   std::uint64_t n = 0;
   for (const auto& b : duration) {
-    n += b.load(std::memory_order_relaxed);
+    n += b.load();
   }
   return n;
 }

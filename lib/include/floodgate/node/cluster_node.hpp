@@ -4,11 +4,14 @@
 
 #include <floodgate/core/block.hpp>
 #include <floodgate/stat/statistic_node.hpp>
+#include <floodgate/stat/writer_shard.hpp>
 
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <utility>
 
 namespace floodgate::node {
 
@@ -18,16 +21,72 @@ class origin_node;
 inline constexpr std::array<double, 11> duration_buckets = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
                                                             0.5,   1.0,  2.5,   5.0,  10.0};
 
-/** Exact, monotonic counters since start, for Prometheus. Written on the request path with
-    relaxed atomics; read at scrape time. */
-struct resource_totals {
-  std::atomic<std::uint64_t> passed{0};
-  std::array<std::atomic<std::uint64_t>, block_reason_count> blocked{};
-  std::atomic<std::uint64_t> errors{0};          ///< completed with an error
-  std::atomic<std::uint64_t> dry_run_blocks{0};  ///< would-be flow blocks of dryRun rules
+/** A monotonic counter kept once per writer shard (see stat/writer_shard.hpp): a thread adds
+    to its own shard with a plain store; load() sums the shards. A view into the shard-major
+    block of @ref resource_totals, so one thread's counters share its own cache lines. */
+class sharded_counter {
+ public:
+  sharded_counter(std::atomic<std::uint64_t>* first, std::size_t stride) noexcept
+      : first_(first), stride_(stride) {}
+
+  void fetch_add(std::uint64_t n, std::memory_order = std::memory_order_relaxed) noexcept {
+    const stat::writer_shard shard = stat::this_thread_shard();
+    auto& c = first_[shard.index * stride_];
+    if (shard.exclusive) {
+      c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+    } else {
+      c.fetch_add(n, std::memory_order_relaxed);
+    }
+  }
+  std::uint64_t load(std::memory_order = std::memory_order_relaxed) const noexcept {
+    std::uint64_t sum = 0;
+    for (std::uint32_t i = 0; i < stat::shard_count(); ++i) {
+      sum += first_[i * stride_].load(std::memory_order_relaxed);
+    }
+    return sum;
+  }
+
+ private:
+  std::atomic<std::uint64_t>* first_;
+  std::size_t stride_;
+};
+
+/** Exact, monotonic counters since start, for Prometheus. Written on the request path into the
+    writer's shard; read (summed) at scrape time. */
+class resource_totals {
+  static constexpr std::size_t histogram_size = duration_buckets.size() + 1;
+  // Words per shard: passed, blocked[], errors, dry_run_blocks, duration[], duration_sum_ns,
+  // rounded up to whole cache lines.
+  static constexpr std::size_t words =
+      (3 + block_reason_count + histogram_size + 1 + 7) / 8 * 8;
+
+ public:
+  resource_totals();
+  resource_totals(const resource_totals&) = delete;
+  resource_totals& operator=(const resource_totals&) = delete;
+
+ private:
+  struct alignas(64) shard_words {
+    std::atomic<std::uint64_t> w[words];
+  };
+  std::unique_ptr<shard_words[]> block_;
+  std::atomic<std::uint64_t>* at(std::size_t word) noexcept { return &block_[0].w[word]; }
+  template <std::size_t... I>
+  std::array<sharded_counter, sizeof...(I)> counters(std::size_t first,
+                                                     std::index_sequence<I...>) noexcept {
+    return {sharded_counter(at(first + I), words)...};
+  }
+
+ public:
+  sharded_counter passed{at(0), words};
+  std::array<sharded_counter, block_reason_count> blocked =
+      counters(1, std::make_index_sequence<block_reason_count>{});
+  sharded_counter errors{at(1 + block_reason_count), words};          ///< completed with an error
+  sharded_counter dry_run_blocks{at(2 + block_reason_count), words};  ///< would-be flow blocks
   /// Completed requests per duration bucket (not cumulative; the last is +Inf).
-  std::array<std::atomic<std::uint64_t>, duration_buckets.size() + 1> duration{};
-  std::atomic<std::uint64_t> duration_sum_ns{0};
+  std::array<sharded_counter, histogram_size> duration =
+      counters(3 + block_reason_count, std::make_index_sequence<histogram_size>{});
+  sharded_counter duration_sum_ns{at(3 + block_reason_count + histogram_size), words};
 
   void observe_duration(std::int64_t ns) noexcept;
   std::uint64_t completed() const noexcept;

@@ -3,9 +3,12 @@
 
 #include <floodgate/stat/leap_array.hpp>
 #include <floodgate/stat/metric_bucket.hpp>
+#include <floodgate/stat/writer_shard.hpp>
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 namespace floodgate::stat {
 
@@ -23,8 +26,11 @@ struct window_config {
     A request writes only the short window. The minute window is filled by folding: the writer
     whose CAS displaces a finished short-window value (see cell_add_displacing) adds it to the
     minute bucket of its second, exactly once; minute reads add the short-window values not yet
-    displaced, re-reading if a fold raced with them. This halves the atomic operations per
+    displaced, re-reading if a fold raced with them. This halves the counter updates per
     request. The short window's bucket length must divide one second.
+
+    The short window and the concurrency are kept once per writer shard (writer_shard.hpp): a
+    thread updates its own shard with plain stores, and reads sum the shards.
 
     Every read takes the current time and follows Sentinel 1.8's StatisticNode formulas; every
     write takes the time of the event.
@@ -42,8 +48,8 @@ class statistic_node {
   void add_exception(std::int64_t now_ms, std::uint32_t n) noexcept;
   /// success += n, rt sum += rt (once, not times n: as Sentinel), min rt updated.
   void add_rt_and_success(std::int64_t now_ms, std::int64_t rt_ms, std::uint32_t n) noexcept;
-  void increase_concurrency() noexcept { concurrency_.fetch_add(1, std::memory_order_relaxed); }
-  void decrease_concurrency() noexcept { concurrency_.fetch_sub(1, std::memory_order_relaxed); }
+  void increase_concurrency() noexcept { add_concurrency(1); }
+  void decrease_concurrency() noexcept { add_concurrency(-1); }
   /// A prioritized pass borrowed from a future window: minute pass and occupied pass += n.
   void add_occupied_pass(std::int64_t now_ms, std::uint32_t n) noexcept;
   /// Books `n` passes into the future window containing `future_ms`.
@@ -76,9 +82,7 @@ class statistic_node {
   double previous_pass_qps(std::int64_t now_ms) const noexcept;
   double previous_block_qps(std::int64_t now_ms) const noexcept;
 
-  std::int64_t concurrency() const noexcept {
-    return concurrency_.load(std::memory_order_relaxed);
-  }
+  std::int64_t concurrency() const noexcept;
 
   /** Sentinel's tryOccupyNext: how long a prioritized request must wait for room in a coming
       window of the short interval, or `occupy_timeout_ms` when there is none. */
@@ -88,7 +92,14 @@ class statistic_node {
   const window_config& config() const noexcept { return cfg_; }
 
  private:
+  struct alignas(64) shard_concurrency {
+    std::atomic<std::int64_t> value{0};
+  };
+
   std::uint64_t borrowed(std::int64_t window) const noexcept;
+  std::uint64_t window_value(metric_event e, std::int64_t window) const noexcept;
+  std::uint64_t second_tags(metric_event e) const noexcept;
+  void add_concurrency(std::int64_t delta) noexcept;
   void add_second(metric_event e, std::int64_t now_ms, std::uint64_t n) noexcept;
   /// Sum of `e` over the seconds [first_second, last_second], folded and not yet folded.
   std::uint64_t seconds_sum(metric_event e, std::int64_t now_ms, std::int64_t first_second,
@@ -97,10 +108,10 @@ class statistic_node {
   double minute_previous(metric_event e, std::int64_t now_ms) const noexcept;
 
   window_config cfg_;
-  leap_array<second_bucket> second_;
+  std::vector<leap_array<second_bucket>> second_;  // one per writer shard
   leap_array<minute_bucket> minute_;
   leap_array<waiting_bucket> borrow_;  // 2 x sample_count slots: covers past and future windows
-  alignas(64) std::atomic<std::int64_t> concurrency_{0};
+  std::unique_ptr<shard_concurrency[]> concurrency_;  // one per writer shard
 };
 
 }  // namespace floodgate::stat

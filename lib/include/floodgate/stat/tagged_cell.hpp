@@ -90,6 +90,34 @@ inline cell_add_result cell_add_displacing(std::atomic<std::uint64_t>& cell, std
   }
 }
 
+/** cell_add_displacing for a cell only the calling thread writes (see writer_shard.hpp): the
+    same outcome with a plain load and store instead of a CAS. */
+inline cell_add_result cell_add_exclusive(std::atomic<std::uint64_t>& cell, std::uint64_t tag,
+                                          std::uint64_t n) noexcept {
+  const std::uint64_t cur = cell.load(std::memory_order_relaxed);
+  const std::uint64_t cur_tag = cur >> cell_value_bits;
+  if (cur != 0 && cur_tag == tag) {
+    cell.store(cur + n, std::memory_order_relaxed);
+    return {0, false};
+  }
+  if (cur == 0 || cell_tag_newer(tag, cur_tag)) {
+    cell.store(cell_pack(tag, n), std::memory_order_relaxed);
+    return {cur, false};
+  }
+  return {0, true};
+}
+
+/// cell_min for a cell only the calling thread writes.
+inline void cell_min_exclusive(std::atomic<std::uint64_t>& cell, std::uint64_t tag,
+                               std::uint64_t v) noexcept {
+  const std::uint64_t cur = cell.load(std::memory_order_relaxed);
+  const std::uint64_t cur_tag = cur >> cell_value_bits;
+  if (cur != 0 && cur_tag == tag ? (cur & cell_value_mask) > v
+                                 : (cur == 0 || cell_tag_newer(tag, cur_tag))) {
+    cell.store(cell_pack(tag, v), std::memory_order_relaxed);
+  }
+}
+
 /// Lowers the cell to `v` for window tag `tag` if `v` is smaller than what it holds.
 inline void cell_min(std::atomic<std::uint64_t>& cell, std::uint64_t tag, std::uint64_t v) noexcept {
   std::uint64_t cur = cell.load(std::memory_order_relaxed);
