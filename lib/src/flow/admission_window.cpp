@@ -27,26 +27,13 @@ constexpr bool moved_on(std::uint64_t word, std::uint64_t tag) noexcept {
   return word != 0 && tag_of(word) != tag && !cell_tag_newer(tag, tag_of(word));
 }
 
-struct shape {
-  int sample_count;
-  std::int64_t interval_ms;
-  std::int64_t window_ms;
-  double interval_sec;
-
-  explicit shape(const stat::window_config& cfg) noexcept
-      : sample_count(cfg.second_sample_count),
-        interval_ms(cfg.second_interval_ms),
-        window_ms(cfg.second_interval_ms / cfg.second_sample_count),
-        interval_sec(cfg.second_interval_ms / 1000.0) {}
-};
-
 // Time until dropping the oldest windows (values[0] first) makes room for `acquire`.
 std::int64_t retry_after(const std::uint64_t* values, std::uint64_t total, std::int64_t window,
                          std::int64_t now_ms, std::uint32_t acquire, double count,
-                         const shape& s) noexcept {
+                         const window_shape& s) noexcept {
   for (int k = 0; k < s.sample_count; ++k) {
     total -= values[k];
-    if (qps_fits(total, acquire, count, s.interval_sec)) {
+    if (qps_fits(total, acquire, count, s.interval_ms)) {
       // values[k] is window (window - sample_count + 1 + k); it leaves the interval sample_count later.
       return std::max<std::int64_t>(1, (window + 1 + k) * s.window_ms - now_ms);
     }
@@ -84,8 +71,7 @@ std::int64_t admission_window::seal(std::int64_t window) noexcept {
 
 admission_window::admission admission_window::admit(std::int64_t now_ms, std::uint32_t acquire,
                                                     double count,
-                                                    const stat::window_config& cfg) noexcept {
-  const shape s(cfg);
+                                                    const window_shape& s) noexcept {
   const std::int64_t w = std::max<std::int64_t>(now_ms, 0) / s.window_ms;
   std::uint64_t values[max_sample_count];
   std::uint64_t earlier = 0;
@@ -109,7 +95,7 @@ admission_window::admission admission_window::admit(std::int64_t now_ms, std::ui
     } else if (moved_on(cur, tag)) {
       return {false, w, 1};
     }
-    if (closed || !qps_fits(earlier + booked_now, acquire, count, s.interval_sec)) {
+    if (closed || !qps_fits(earlier + booked_now, acquire, count, s.interval_ms)) {
       values[s.sample_count - 1] = booked_now;
       return {false, w,
               retry_after(values, earlier + booked_now, w, now_ms, acquire, count, s)};
@@ -124,8 +110,7 @@ admission_window::admission admission_window::admit(std::int64_t now_ms, std::ui
 admission_window::occupation admission_window::occupy_next(std::int64_t now_ms,
                                                            std::uint32_t acquire, double count,
                                                            std::int64_t occupy_timeout_ms,
-                                                           const stat::window_config& cfg) noexcept {
-  const shape s(cfg);
+                                                           const window_shape& s) noexcept {
   const std::int64_t now_window = std::max<std::int64_t>(now_ms, 0) / s.window_ms;
   for (int idx = 0; idx < s.sample_count; ++idx) {
     const std::int64_t f = now_window + 1 + idx;
@@ -138,7 +123,7 @@ admission_window::occupation admission_window::occupy_next(std::int64_t now_ms,
     for (std::int64_t u = f - s.sample_count + 1; u <= f; ++u) {
       estimate += u >= 0 ? booked(u) : 0;
     }
-    if (!qps_fits(estimate, acquire, count, s.interval_sec)) {
+    if (!qps_fits(estimate, acquire, count, s.interval_ms)) {
       continue;
     }
     std::uint64_t earlier = 0;
@@ -162,7 +147,7 @@ admission_window::occupation admission_window::occupy_next(std::int64_t now_ms,
       } else if (moved_on(cur, tag)) {
         return {};
       }
-      if (!qps_fits(earlier + booked_then, acquire, count, s.interval_sec)) {
+      if (!qps_fits(earlier + booked_then, acquire, count, s.interval_ms)) {
         break;
       }
       if (c.compare_exchange_weak(cur, cell_pack(tag, booked_then + acquire),

@@ -28,31 +28,31 @@ slot_verdict default_controller::check(const flow_request& req, const selected_n
     }
     return slot_verdict::pass();
   }
-  const auto& cfg = node.stats->config();
-  if (node.exclusive && admission_window::supports(cfg)) {
-    return check_qps(req, node, booking, cfg);
+  const window_shape shape(node.stats->config());
+  if (node.exclusive && admission_window::supports(shape)) {
+    const auto a = admissions_.admit(req.now_ms, req.acquire, count_, shape);
+    if (a.admitted) {
+      booking.admitted_window = a.window;
+      return slot_verdict::pass();
+    }
+    return over_limit(req, node, booking, shape, a.retry_after_ms);
   }
   return check_qps_on_node(req, node, booking);
 }
 
-slot_verdict default_controller::check_qps(const flow_request& req, const selected_node& node,
-                                           flow_booking& booking,
-                                           const stat::window_config& cfg) noexcept {
-  const auto a = admissions_.admit(req.now_ms, req.acquire, count_, cfg);
-  if (a.admitted) {
-    booking.admitted_window = a.window;
-    return slot_verdict::pass();
-  }
+slot_verdict default_controller::over_limit(const flow_request& req, const selected_node& node,
+                                            flow_booking& booking, const window_shape& shape,
+                                            std::int64_t retry_after_ms) noexcept {
   if (req.prioritized) {
     const auto o =
-        admissions_.occupy_next(req.now_ms, req.acquire, count_, req.occupy_timeout_ms, cfg);
+        admissions_.occupy_next(req.now_ms, req.acquire, count_, req.occupy_timeout_ms, shape);
     if (o.booked) {
       booking.pass_booked = node.book_occupied(req.now_ms, o.start_ms, req.acquire);
       booking.admitted_window = o.window;
       return slot_verdict::wait(o.start_ms * 1'000'000 - req.now_ns);
     }
   }
-  return blocked(a.retry_after_ms);
+  return blocked(retry_after_ms);
 }
 
 slot_verdict default_controller::check_qps_on_node(const flow_request& req,

@@ -17,10 +17,12 @@ namespace {
 constexpr std::size_t tracked_rules = 32;
 
 struct compiled_rule {
-  flow_rule rule;  // limitApp normalised: empty → "default"
+  flow::detail::flow_controller* controller = nullptr;  // owned by `shared`
   std::int32_t index = 0;
   flow::limit_app_kind kind = flow::limit_app_kind::all;
-  std::shared_ptr<flow::detail::flow_controller> controller;
+  bool dry_run = false;
+  flow_rule rule;  // limitApp normalised: empty → "default"
+  std::shared_ptr<flow::detail::flow_controller> shared;
 };
 
 }  // namespace
@@ -68,7 +70,8 @@ std::unique_ptr<resource_flow_rules> resource_flow_rules::build(
     if (std::find(p->named.begin(), p->named.end(), ir.rule.limit_app) == p->named.end()) {
       p->named.push_back(ir.rule.limit_app);
     }
-    p->rules.push_back({std::move(ir.rule), ir.index, kind, nullptr});
+    const bool dry_run = ir.rule.dry_run;
+    p->rules.push_back({nullptr, ir.index, kind, dry_run, std::move(ir.rule), nullptr});
   }
   // Sentinel's FlowRuleComparator: any specific limitApp (`other` too) before `default`.
   std::stable_partition(p->rules.begin(), p->rules.end(), [](const compiled_rule& c) {
@@ -80,11 +83,13 @@ std::unique_ptr<resource_flow_rules> resource_flow_rules::build(
       const auto same = std::find_if(old.begin(), old.end(),
                                      [&](const compiled_rule& o) { return o.rule == c.rule; });
       if (same != old.end()) {
-        c.controller = same->controller;  // unchanged rule: keep tokens, schedule, windows
-        continue;
+        c.shared = same->shared;  // unchanged rule: keep tokens, schedule, windows
       }
     }
-    c.controller = std::make_shared<flow::detail::flow_controller>(c.rule);
+    if (!c.shared) {
+      c.shared = std::make_shared<flow::detail::flow_controller>(c.rule);
+    }
+    c.controller = c.shared.get();
   }
   return std::unique_ptr<resource_flow_rules>(new resource_flow_rules(std::move(p)));
 }
@@ -102,9 +107,14 @@ slot_verdict resource_flow_rules::check(const check_context& ctx,
     }
     const bool tracked = i < tracked_rules;
     flow::flow_booking booking;
-    auto rule_req = req;
-    rule_req.prioritized = req.prioritized && !r.rule.dry_run;  // a dry run never borrows
-    slot_verdict v = r.controller->check(rule_req, node, tracked, booking);
+    slot_verdict v;
+    if (r.dry_run) {
+      auto dry = req;
+      dry.prioritized = false;  // a dry run never borrows
+      v = r.controller->check(dry, node, tracked, booking);
+    } else {
+      v = r.controller->check(req, node, tracked, booking);
+    }
     if (tracked) {
       const auto bit = std::uint32_t{1} << i;
       if (booking.admitted_window >= 0) {
@@ -120,19 +130,24 @@ slot_verdict resource_flow_rules::check(const check_context& ctx,
         tokens.flow_held |= bit;
       }
     }
-    tokens.pass_booked = tokens.pass_booked || booking.pass_booked;
-    if (v.outcome == slot_verdict::kind::wait && !r.rule.dry_run) {
-      wait_ns += v.wait_ns;
-    } else if (v.outcome == slot_verdict::kind::block) {
-      if (r.rule.dry_run) {
-        ctx.cluster.totals().dry_run_blocks.fetch_add(1, std::memory_order_relaxed);
-        continue;
-      }
-      impl_->give_back(ctx.acquire, tokens);
-      v.block.reason = block_reason::flow;
-      v.block.rule_index = r.index;
-      return v;
+    if (booking.pass_booked) {
+      tokens.pass_booked = true;
     }
+    if (v.outcome == slot_verdict::kind::pass) {
+      continue;
+    }
+    if (v.outcome == slot_verdict::kind::wait) {
+      wait_ns += r.dry_run ? 0 : v.wait_ns;
+      continue;
+    }
+    if (r.dry_run) {
+      ctx.cluster.totals().dry_run_blocks.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
+    impl_->give_back(ctx.acquire, tokens);
+    v.block.reason = block_reason::flow;
+    v.block.rule_index = r.index;
+    return v;
   }
   return wait_ns > 0 ? slot_verdict::wait(wait_ns) : slot_verdict::pass();
 }

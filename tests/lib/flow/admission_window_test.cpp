@@ -14,7 +14,7 @@
 namespace floodgate::flow {
 namespace {
 
-const stat::window_config two_halves{};  // Sentinel's 2 x 500 ms
+const window_shape two_halves{stat::window_config{}};  // Sentinel's 2 x 500 ms
 
 TEST(AdmissionWindow, AdmitsCountPerSecondThenBlocks) {
   admission_window w;
@@ -104,15 +104,18 @@ TEST(AdmissionWindow, OccupyNextRespectsTheOccupyTimeout) {
 }
 
 TEST(AdmissionWindow, SupportsUpToSixteenSamplesThatDivideTheInterval) {
-  EXPECT_TRUE(admission_window::supports({.second_sample_count = 8}));
-  EXPECT_TRUE(admission_window::supports({.second_sample_count = 16, .second_interval_ms = 1600}));
-  EXPECT_FALSE(admission_window::supports({.second_sample_count = 17, .second_interval_ms = 1700}));
-  EXPECT_FALSE(admission_window::supports({.second_sample_count = 3}));  // 1000 % 3 != 0
+  const auto supports = [](stat::window_config cfg) {
+    return admission_window::supports(window_shape{cfg});
+  };
+  EXPECT_TRUE(supports({.second_sample_count = 8}));
+  EXPECT_TRUE(supports({.second_sample_count = 16, .second_interval_ms = 1600}));
+  EXPECT_FALSE(supports({.second_sample_count = 17, .second_interval_ms = 1700}));
+  EXPECT_FALSE(supports({.second_sample_count = 3}));  // 1000 % 3 != 0
 }
 
 TEST(AdmissionWindow, TenSamplesSlideOneTenthAtATime) {
   admission_window w;
-  const stat::window_config tenths{.second_sample_count = 10};
+  const window_shape tenths{stat::window_config{.second_sample_count = 10}};
   const std::int64_t t = 1'000'000;
   for (int k = 0; k < 10; ++k) ASSERT_TRUE(w.admit(t + k * 100, 1, 10, tenths).admitted);
   EXPECT_FALSE(w.admit(t + 999, 1, 10, tenths).admitted);
@@ -125,6 +128,7 @@ TEST(AdmissionWindow, TenSamplesSlideOneTenthAtATime) {
 // clock reading it was made at. No sliding interval may hold more than `count`, and the flood
 // must still get `count` through in most intervals.
 void race(int threads, double count, const stat::window_config& cfg) {
+  const window_shape shape{cfg};
   manual_clock clock{1'000'000};
   const std::int64_t end = clock.now_ms() + 10'000;
   admission_window w;
@@ -139,7 +143,7 @@ void race(int threads, double count, const stat::window_config& cfg) {
       for (;;) {
         const std::int64_t now = clock.now_ms();
         if (now >= end) break;
-        if (w.admit(now, 1, count, cfg).admitted) mine.push_back(now);
+        if (w.admit(now, 1, count, shape).admitted) mine.push_back(now);
         // Uneven steps: some windows fill early, others end with room left, so that threads
         // still holding the old reading race the first admissions of the next window.
         rng ^= rng << 13;
@@ -207,11 +211,11 @@ TEST(AdmissionWindow, RacingBorrowersAndAdmittersNeverOvershoot) {
       for (int k = 1;; ++k) {
         const std::int64_t now = clock.now_ms();
         if (now >= end) break;
-        const auto a = w.admit(now, 1, count, {});
+        const auto a = w.admit(now, 1, count, two_halves);
         if (a.admitted) {
           mine.push_back(a.window);
         } else if (i % 2 == 0) {
-          const auto o = w.occupy_next(now, 1, count, 500, {});
+          const auto o = w.occupy_next(now, 1, count, 500, two_halves);
           if (o.booked) mine.push_back(o.window);
         }
         if (k % 32 == 0) clock.advance_ms(2);

@@ -9,6 +9,19 @@
 
 namespace floodgate::flow {
 
+/// The geometry of a node's short window, as the admission window needs it.
+struct window_shape {
+  int sample_count;
+  std::int64_t interval_ms;
+  std::int64_t window_ms;
+
+  explicit window_shape(const stat::window_config& cfg) noexcept
+      : sample_count(cfg.second_sample_count),
+        interval_ms(cfg.second_interval_ms),
+        window_ms(cfg.second_sample_count > 0 ? cfg.second_interval_ms / cfg.second_sample_count
+                                              : 0) {}
+};
+
 /** A sliding window of admission counts owned by one flow rule.
 
     Sentinel's DefaultController reads `passQps` and then lets the request pass: two threads can
@@ -39,9 +52,9 @@ class admission_window {
   /// Largest `second_sample_count` the window supports; beyond it the rule reads node statistics.
   static constexpr int max_sample_count = 16;
 
-  static bool supports(const stat::window_config& cfg) noexcept {
-    return cfg.second_sample_count >= 1 && cfg.second_sample_count <= max_sample_count &&
-           cfg.second_interval_ms % cfg.second_sample_count == 0;
+  static bool supports(const window_shape& s) noexcept {
+    return s.sample_count >= 1 && s.sample_count <= max_sample_count && s.window_ms > 0 &&
+           s.window_ms * s.sample_count == s.interval_ms;
   }
 
   /// The answer to @ref admit.
@@ -61,12 +74,12 @@ class admission_window {
   /** Books `acquire` passes into the window containing `now_ms` if the interval ending there
       stays within `count` per second (Sentinel's `(int) passQps + acquire <= count`). */
   admission admit(std::int64_t now_ms, std::uint32_t acquire, double count,
-                  const stat::window_config& cfg) noexcept;
+                  const window_shape& shape) noexcept;
 
   /** Books `acquire` passes into the first coming window whose interval has room and that
       starts less than `occupy_timeout_ms` from now. */
   occupation occupy_next(std::int64_t now_ms, std::uint32_t acquire, double count,
-                         std::int64_t occupy_timeout_ms, const stat::window_config& cfg) noexcept;
+                         std::int64_t occupy_timeout_ms, const window_shape& shape) noexcept;
 
   /// Gives back passes booked into `window` by an entry that was blocked later in the chain.
   void refund(std::int64_t window, std::uint32_t acquire) noexcept;

@@ -52,8 +52,9 @@ class default_controller {
   const admission_window& admissions() const noexcept { return admissions_; }
 
  private:
-  slot_verdict check_qps(const flow_request& req, const selected_node& node, flow_booking& booking,
-                         const stat::window_config& cfg) noexcept;
+  slot_verdict over_limit(const flow_request& req, const selected_node& node,
+                          flow_booking& booking, const window_shape& shape,
+                          std::int64_t retry_after_ms) noexcept;
   slot_verdict check_qps_on_node(const flow_request& req, const selected_node& node,
                                  flow_booking& booking) noexcept;
   slot_verdict check_concurrency(const flow_request& req, flow_booking& booking) noexcept;

@@ -26,6 +26,11 @@ limit_app_kind classify_limit_app(std::string_view limit_app) noexcept;
     limitApp. `named` holds the limitApps of all the resource's rules. */
 bool is_other_origin(std::string_view origin, std::span<const std::string> named) noexcept;
 
+/** Sentinel's selectReferenceNode, for RELATE and CHAIN rules: the referenced resource's cluster
+    node (read only), or this context's default node when `refResource` names the context. */
+selected_node select_reference_node(const flow_rule& rule, const check_context& ctx,
+                                    bool chain_exclusive) noexcept;
+
 /** Sentinel's selectNodeByRequesterAndStrategy. Empty (the rule does not apply) when the entry's
     origin is not one the rule covers, when a RELATE resource was never entered, when a CHAIN
     rule names another context, or when the node is past a cap.
@@ -37,9 +42,38 @@ bool is_other_origin(std::string_view origin, std::span<const std::string> named
     | `other` (other origin)| origin node         | refResource's cluster  | this context's default node    |
 
     The node is exclusive (the rule sees every pass it counts) for direct `default`, direct
-    named-origin and chain `default` rules.
+    named-origin and chain `default` rules. Inline: it runs for every rule of every entry.
 */
-selected_node select_node(const flow_rule& rule, limit_app_kind kind, const check_context& ctx,
-                          std::span<const std::string> named) noexcept;
+inline selected_node select_node(const flow_rule& rule, limit_app_kind kind,
+                                 const check_context& ctx,
+                                 std::span<const std::string> named) noexcept {
+  const bool direct = rule.strategy == flow_strategy::direct;
+  switch (kind) {
+    case limit_app_kind::all:
+      if (direct) {
+        return {&ctx.cluster, &ctx.cluster, nullptr, true};
+      }
+      return select_reference_node(rule, ctx, true);
+    case limit_app_kind::origin:
+      if (ctx.origin != rule.limit_app) {
+        return {};
+      }
+      if (direct) {
+        return {ctx.origin_node, ctx.origin_node, nullptr, true};
+      }
+      // The default node counts every origin of the context: check-then-act on it.
+      return select_reference_node(rule, ctx, false);
+    case limit_app_kind::other:
+      if (!is_other_origin(ctx.origin, named)) {
+        return {};
+      }
+      if (direct) {
+        // Per-origin nodes vary by entry: one rule-owned counter cannot stand for them all.
+        return {ctx.origin_node, ctx.origin_node, nullptr, false};
+      }
+      return select_reference_node(rule, ctx, false);
+  }
+  return {};
+}
 
 }  // namespace floodgate::flow
