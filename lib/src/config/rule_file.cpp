@@ -5,10 +5,12 @@
 #include "config/rule_sections.hpp"
 #include "config/text_check.hpp"
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
 #include <new>
+#include <sstream>
 
 namespace floodgate::config {
 
@@ -67,6 +69,41 @@ void validate_rules(document_reader& doc, const rule_set& rules, const clean_rul
   }
 }
 
+/// Notes where documents start and ignores everything else.
+class document_starts final : public YAML::EventHandler {
+ public:
+  std::vector<location> starts;
+
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    starts.push_back(mark.is_null() ? location{} : location{mark.line + 1, mark.column + 1});
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
+/** Where a second document starts, if any. Counted with a bounded parse instead of
+    YAML::LoadAll: yaml-cpp 0.7 never consumes a stray top-level `,` and LoadAll then yields
+    empty documents forever (`,e` or `[1],` hang it, allocating without bound). Throws
+    YAML::Exception on syntax errors anywhere in the text. */
+std::optional<location> second_document(const std::string& text) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  document_starts handler;
+  for (int i = 0; i < 2 && parser.HandleNextDocument(handler); ++i) {
+  }
+  if (handler.starts.size() < 2) return std::nullopt;
+  return handler.starts[1];
+}
+
 parse_result finish(document_reader& doc, std::optional<rule_set> rules) {
   parse_result result;
   result.errors = doc.take_errors();
@@ -95,19 +132,22 @@ parse_result parse_rules(std::string_view text, std::string_view file_name) {
   }
   rule_set rules;
   try {
-    const std::vector<YAML::Node> documents = YAML::LoadAll(std::string(text));
-    if (documents.empty() || documents.front().IsNull()) {
+    const std::string copy(text);
+    if (const auto second = second_document(copy)) {
+      doc.error(*second, {},
+                "unexpected content after the document (one YAML document per rule file)");
+      return finish(doc, std::nullopt);
+    }
+    const YAML::Node root = YAML::Load(copy);
+    if (root.IsNull()) {
       doc.error({1, 1}, {}, std::string(empty_message));
-    } else if (documents.size() > 1) {
-      doc.error(detail::location_of(documents[1]), {},
-                "only one YAML document is allowed per rule file");
-    } else if (!documents.front().IsMap()) {
-      doc.error(detail::location_of(documents.front()), {},
+    } else if (!root.IsMap()) {
+      doc.error(detail::location_of(root), {},
                 "must be a mapping of rule sections (flow, degrade, authority, system, "
                 "paramFlow)");
     } else {
       clean_rules clean;
-      detail::read_rule_document(doc, documents.front(), rules, clean);
+      detail::read_rule_document(doc, root, rules, clean);
       if (!doc.exhausted()) validate_rules(doc, rules, clean);
     }
   } catch (const YAML::Exception& e) {

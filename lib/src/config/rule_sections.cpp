@@ -138,7 +138,7 @@ system_rule read_system(map_reader& m) {
   if (auto v = m.string("name")) r.name = *v;
   if (auto v = m.number("highestSystemLoad")) r.highest_system_load = *v;
   if (auto v = m.number("highestCpuUsage")) {
-    if (*v > 1) m.error("highestCpuUsage", "must be between 0 and 1 (or negative: off)");
+    if (*v > 1) m.error("highestCpuUsage", "must be between 0 and 1, or -1 (off)");
     r.highest_cpu_usage = *v;
   }
   if (auto v = m.number("avgRt")) r.avg_rt = *v;

@@ -50,8 +50,11 @@ const bad_input bad_inputs[] = {
      "flow[0].resource", "unterminated quoted string"},
     {"LoneSurrogateEscape", "flow:\n  - {resource: \"\\uD800\", count: 1}\n", 2, 23, "",
      "YAML syntax error: invalid unicode: 55296"},
-    {"TwoDocuments", "flow: []\n---\ndegrade: []\n", 3, 1, "",
-     "only one YAML document is allowed"},
+    {"TwoDocuments", "flow: []\n---\ndegrade: []\n", 2, 1, "",
+     "unexpected content after the document (one YAML document per rule file)"},
+    // yaml-cpp's LoadAll loops forever on these (a stray top-level comma); found by fuzzing.
+    {"StrayCommaFirst", ",e", 1, 1, "", "unexpected content after the document"},
+    {"StrayCommaAfterAFlowSequence", "[1],", 1, 4, "", "unexpected content after the document"},
     {"RootIsAList", "- resource: a\n  count: 1\n", 1, 1, "", "must be a mapping of rule sections"},
     {"ExplicitNullDocument", "~\n", 1, 1, "", "file is empty"},
     // Structure.
@@ -147,11 +150,19 @@ const bad_input bad_inputs[] = {
      "authority[1].resource", "a resource has at most one authority rule (first at authority[0])"},
     // system.
     {"SystemCpuUsageAboveOne", "system:\n  - highestCpuUsage: 1.5\n", 2, 22,
-     "system[0].highestCpuUsage", "must be between 0 and 1"},
+     "system[0].highestCpuUsage", "must be between 0 and 1, or -1 (off)"},
     {"SystemQpsNotANumber", "system:\n  - {qps: many}\n", 2, 11, "system[0].qps",
      "must be a number, not \"many\""},
     {"SystemRuleWithResource", "system:\n  - {resource: a, qps: 10}\n", 2, 16,
      "system[0].resource", "system rules are global"},
+    // Found by the rule types' own validate(), located through the paths it reports.
+    {"ModuleFlowBlankResource", "flow:\n  - {resource: \"  \", count: 1}\n", 2, 16,
+     "flow[0].resource", "must not be empty"},
+    {"ModuleAuthorityLimitAppWithoutOrigins",
+     "authority:\n  - {resource: a, limitApp: \",\"}\n", 2, 29, "authority[0].limitApp",
+     "must name at least one origin"},
+    {"ModuleSystemNegativeOtherThanOff", "system:\n  - {maxThread: -5}\n", 2, 17,
+     "system[0].maxThread", "must be >= 0, or -1 (off)"},
     // paramFlow.
     {"ParamFlowWithoutParamOrIndex", "paramFlow:\n  - {resource: a, count: 1}\n", 2, 5,
      "paramFlow[0]", "one of param or paramIdx is required"},
