@@ -25,6 +25,14 @@ struct compiled_rule {
   std::shared_ptr<flow::detail::flow_controller> shared;
 };
 
+// A dry run never borrows from a coming window: it must not change what the node records.
+slot_verdict check_dry_run(flow::detail::flow_controller& c, flow::flow_request req,
+                           const flow::selected_node& node, bool tracked,
+                           flow::flow_booking& booking) noexcept {
+  req.prioritized = false;
+  return c.check(req, node, tracked, booking);
+}
+
 }  // namespace
 
 struct resource_flow_rules::impl {
@@ -107,14 +115,8 @@ slot_verdict resource_flow_rules::check(const check_context& ctx,
     }
     const bool tracked = i < tracked_rules;
     flow::flow_booking booking;
-    slot_verdict v;
-    if (r.dry_run) {
-      auto dry = req;
-      dry.prioritized = false;  // a dry run never borrows
-      v = r.controller->check(dry, node, tracked, booking);
-    } else {
-      v = r.controller->check(req, node, tracked, booking);
-    }
+    const slot_verdict v = r.dry_run ? check_dry_run(*r.controller, req, node, tracked, booking)
+                                     : r.controller->check(req, node, tracked, booking);
     if (tracked) {
       const auto bit = std::uint32_t{1} << i;
       if (booking.admitted_window >= 0) {
@@ -145,9 +147,10 @@ slot_verdict resource_flow_rules::check(const check_context& ctx,
       continue;
     }
     impl_->give_back(ctx.acquire, tokens);
-    v.block.reason = block_reason::flow;
-    v.block.rule_index = r.index;
-    return v;
+    block_info b = v.block;
+    b.reason = block_reason::flow;
+    b.rule_index = r.index;
+    return slot_verdict::blocked(b);
   }
   return wait_ns > 0 ? slot_verdict::wait(wait_ns) : slot_verdict::pass();
 }
