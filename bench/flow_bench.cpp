@@ -10,7 +10,6 @@
 
 #include <benchmark/benchmark.h>
 
-
 namespace floodgate {
 namespace {
 
@@ -74,8 +73,7 @@ void run_entries(benchmark::State& state, const flow_rule& rule, std::string_vie
 }
 
 void BM_EntryExit_ConcurrencyRule(benchmark::State& state) {
-  run_entries(state,
-              {.resource = "GET:/hello", .grade = flow_grade::concurrency, .count = 1e9},
+  run_entries(state, {.resource = "GET:/hello", .grade = flow_grade::concurrency, .count = 1e9},
               "billing");
 }
 BENCHMARK(BM_EntryExit_ConcurrencyRule);

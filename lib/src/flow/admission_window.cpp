@@ -34,7 +34,8 @@ std::int64_t retry_after(const std::uint64_t* values, std::uint64_t total, std::
   for (int k = 0; k < s.sample_count; ++k) {
     total -= values[k];
     if (qps_fits(total, acquire, count, s.interval_ms)) {
-      // values[k] is window (window - sample_count + 1 + k); it leaves the interval sample_count later.
+      // values[k] is window (window - sample_count + 1 + k); it leaves the interval sample_count
+      // later.
       return std::max<std::int64_t>(1, (window + 1 + k) * s.window_ms - now_ms);
     }
   }
@@ -62,16 +63,14 @@ std::int64_t admission_window::seal(std::int64_t window) noexcept {
     } else {
       next = cell_pack(tag, seal_bit);  // nothing booked: closed at zero
     }
-    if (c.compare_exchange_weak(cur, next, std::memory_order_acq_rel,
-                                std::memory_order_acquire)) {
+    if (c.compare_exchange_weak(cur, next, std::memory_order_acq_rel, std::memory_order_acquire)) {
       return static_cast<std::int64_t>(next & count_mask);
     }
   }
 }
 
 admission_window::admission admission_window::admit(std::int64_t now_ms, std::uint32_t acquire,
-                                                    double count,
-                                                    const window_shape& s) noexcept {
+                                                    double count, const window_shape& s) noexcept {
   const std::int64_t w = std::max<std::int64_t>(now_ms, 0) / s.window_ms;
   std::uint64_t values[max_sample_count];
   std::uint64_t earlier = 0;
@@ -97,8 +96,7 @@ admission_window::admission admission_window::admit(std::int64_t now_ms, std::ui
     }
     if (closed || !qps_fits(earlier + booked_now, acquire, count, s.interval_ms)) {
       values[s.sample_count - 1] = booked_now;
-      return {false, w,
-              retry_after(values, earlier + booked_now, w, now_ms, acquire, count, s)};
+      return {false, w, retry_after(values, earlier + booked_now, w, now_ms, acquire, count, s)};
     }
     if (c.compare_exchange_weak(cur, cell_pack(tag, booked_now + acquire),
                                 std::memory_order_acq_rel, std::memory_order_acquire)) {

@@ -69,8 +69,8 @@ slot_verdict default_controller::check_qps_on_node(const flow_request& req,
         stats.try_occupy_next(req.now_ms, req.acquire, count_, req.occupy_timeout_ms);
     if (wait_ms < req.occupy_timeout_ms) {
       booking.pass_booked = node.book_occupied(req.now_ms, req.now_ms + wait_ms, req.acquire);
-      return slot_verdict::wait(std::max<std::int64_t>(
-          1, wait_ms * 1'000'000 - req.now_ns % 1'000'000));
+      return slot_verdict::wait(
+          std::max<std::int64_t>(1, wait_ms * 1'000'000 - req.now_ns % 1'000'000));
     }
   }
   return blocked(window_retry_after_ms(stats, req.now_ms, req.acquire, count_));

@@ -35,8 +35,8 @@ limit_app_kind classify_limit_app(std::string_view limit_app) noexcept {
 }
 
 bool is_other_origin(std::string_view origin, std::span<const std::string> named) noexcept {
-  return !origin.empty() &&
-         std::none_of(named.begin(), named.end(), [&](const std::string& n) { return n == origin; });
+  return !origin.empty() && std::none_of(named.begin(), named.end(),
+                                         [&](const std::string& n) { return n == origin; });
 }
 
 }  // namespace floodgate::flow

@@ -82,9 +82,8 @@ std::unique_ptr<resource_flow_rules> resource_flow_rules::build(
     p->rules.push_back({nullptr, ir.index, kind, dry_run, std::move(ir.rule), nullptr});
   }
   // Sentinel's FlowRuleComparator: any specific limitApp (`other` too) before `default`.
-  std::stable_partition(p->rules.begin(), p->rules.end(), [](const compiled_rule& c) {
-    return c.kind != flow::limit_app_kind::all;
-  });
+  std::stable_partition(p->rules.begin(), p->rules.end(),
+                        [](const compiled_rule& c) { return c.kind != flow::limit_app_kind::all; });
   for (auto& c : p->rules) {
     if (previous != nullptr) {
       const auto& old = previous->impl_->rules;

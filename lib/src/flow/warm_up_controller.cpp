@@ -28,8 +28,7 @@ warm_up_controller::warm_up_controller(double count, std::int32_t warm_up_period
       cold_factor_(cold_factor > 1 ? cold_factor : default_cold_factor),
       last_filled_ms_(never_filled) {
   warning_token_ = java_int(warm_up_period_sec * count) / (cold_factor_ - 1);
-  max_token_ =
-      warning_token_ + java_int(2.0 * warm_up_period_sec * count / (1.0 + cold_factor_));
+  max_token_ = warning_token_ + java_int(2.0 * warm_up_period_sec * count / (1.0 + cold_factor_));
   slope_ = max_token_ > warning_token_ && count > 0
                ? (cold_factor_ - 1.0) / count / static_cast<double>(max_token_ - warning_token_)
                : std::numeric_limits<double>::infinity();
@@ -44,8 +43,7 @@ std::int64_t warm_up_controller::cool_down_tokens(std::int64_t old_tokens, std::
   };
   if (old_tokens < warning_token_) {
     tokens = refill();
-  } else if (old_tokens > warning_token_ &&
-             previous_pass_qps < java_int(count_) / cold_factor_) {
+  } else if (old_tokens > warning_token_ && previous_pass_qps < java_int(count_) / cold_factor_) {
     tokens = refill();
   }
   return std::min(tokens, max_token_);

@@ -22,7 +22,8 @@ TEST(DefaultController, QpsPassesBelowCountAndBlocksAtCount) {
   flow_harness h;
   default_controller c{flow_grade::qps, 10};
   flow_booking b;
-  for (int i = 0; i < 9; ++i) ASSERT_TRUE(passes(c.check(h.request(), h.cluster_exclusive(), true, b)));
+  for (int i = 0; i < 9; ++i)
+    ASSERT_TRUE(passes(c.check(h.request(), h.cluster_exclusive(), true, b)));
   EXPECT_TRUE(passes(c.check(h.request(), h.cluster_exclusive(), true, b)));  // 9 booked
   EXPECT_TRUE(blocks(c.check(h.request(), h.cluster_exclusive(), true, b)));  // 10 booked
 }

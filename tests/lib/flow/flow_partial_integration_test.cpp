@@ -30,7 +30,10 @@ struct FlowPartialIntegration : ::testing::Test {
 TEST_F(FlowPartialIntegration, QpsCountOneBlocksTheSecondEntry) {
   load({qps("res", 1)});
   context ctx{eng, "ctx"};
-  { auto e = eng.enter(ctx, "res"); EXPECT_TRUE(e); }
+  {
+    auto e = eng.enter(ctx, "res");
+    EXPECT_TRUE(e);
+  }
   auto e = eng.enter(ctx, "res");
   ASSERT_TRUE(e.blocked());
   EXPECT_EQ(e.block().reason, block_reason::flow);

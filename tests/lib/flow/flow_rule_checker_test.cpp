@@ -65,7 +65,8 @@ TEST_F(FlowRuleChecker, OtherAppliesOnlyToOriginsNoRuleNames) {
   const flow_rule other = rule("other");
   named = {"appA", "other"};
   auto* app_b = h.registry.origin(h.cluster, "appB");
-  const auto for_b = select_node(other, limit_app_kind::other, h.check("appB", "ctx", app_b), named);
+  const auto for_b =
+      select_node(other, limit_app_kind::other, h.check("appB", "ctx", app_b), named);
   EXPECT_EQ(for_b.stats, app_b);
   EXPECT_FALSE(for_b.exclusive);  // the origin node differs per caller: read, not booked
   auto* app_a = h.registry.origin(h.cluster, "appA");

@@ -39,17 +39,22 @@ TEST_P(FlowRuleValidation, ReportsEveryProblemWithItsPath) {
 
 const validation_case cases[] = {
     {"valid", [](flow_rule&) {}, {}},
-    {"empty_resource", [](flow_rule& r) { r.resource.clear(); },
+    {"empty_resource",
+     [](flow_rule& r) { r.resource.clear(); },
      {{"flow[1].resource", "must not be empty"}}},
-    {"blank_resource", [](flow_rule& r) { r.resource = "  "; },
+    {"blank_resource",
+     [](flow_rule& r) { r.resource = "  "; },
      {{"flow[1].resource", "must not be empty"}}},
     {"negative_count", [](flow_rule& r) { r.count = -1; }, {{"flow[1].count", "must be >= 0"}}},
-    {"nan_count", [](flow_rule& r) { r.count = std::nan(""); },
+    {"nan_count",
+     [](flow_rule& r) { r.count = std::nan(""); },
      {{"flow[1].count", "must be >= 0"}}},
     {"zero_count", [](flow_rule& r) { r.count = 0; }, {}},
-    {"relate_without_ref", [](flow_rule& r) { r.strategy = flow_strategy::relate; },
+    {"relate_without_ref",
+     [](flow_rule& r) { r.strategy = flow_strategy::relate; },
      {{"flow[1].refResource", "must not be empty when strategy is relate or chain"}}},
-    {"chain_without_ref", [](flow_rule& r) { r.strategy = flow_strategy::chain; },
+    {"chain_without_ref",
+     [](flow_rule& r) { r.strategy = flow_strategy::chain; },
      {{"flow[1].refResource", "must not be empty when strategy is relate or chain"}}},
     {"chain_with_ref",
      [](flow_rule& r) {
@@ -101,7 +106,9 @@ const validation_case cases[] = {
 };
 
 INSTANTIATE_TEST_SUITE_P(Sentinel, FlowRuleValidation, ::testing::ValuesIn(cases),
-                         [](const ::testing::TestParamInfo<validation_case>& c) { return c.param.name; });
+                         [](const ::testing::TestParamInfo<validation_case>& c) {
+                           return c.param.name;
+                         });
 
 TEST(FlowRuleValidation, RuleSetPathsNameTheRulesPosition) {
   rule_set rules;

@@ -62,7 +62,7 @@ TEST_F(FlowSlot, EveryApplicableRuleMustPass) {
   context app_a{eng, "ctx", "appA"};
   EXPECT_TRUE(eng.enter(app_a, "res"));
   EXPECT_TRUE(eng.enter(app_a, "res").blocked());  // appA's own limit
-  EXPECT_TRUE(eng.enter(ctx, "res"));               // others only see the default rule
+  EXPECT_TRUE(eng.enter(ctx, "res"));              // others only see the default rule
 }
 
 TEST_F(FlowSlot, DryRunCountsTheWouldBeBlockAndLetsTheRequestPass) {

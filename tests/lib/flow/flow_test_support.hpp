@@ -30,10 +30,22 @@ struct flow_harness {
 
   check_context check(std::string_view origin = {}, std::string_view context_name = "ctx",
                       node::origin_node* origin_node = nullptr) {
-    return check_context{time.now_ms(), time.now_ns(), time,   "res",    context_name,
-                         origin,        entry_type::inbound,   1,        false,
-                         {},            {},                    cluster,  node,
-                         origin_node,   registry,              500};
+    return check_context{time.now_ms(),
+                         time.now_ns(),
+                         time,
+                         "res",
+                         context_name,
+                         origin,
+                         entry_type::inbound,
+                         1,
+                         false,
+                         {},
+                         {},
+                         cluster,
+                         node,
+                         origin_node,
+                         registry,
+                         500};
   }
 
   /// Records `n` passes now on the cluster node (as the statistic slot would).

@@ -32,8 +32,8 @@ TEST(ThrottlingController, SpacesSequentialRequestsByOneOverCount) {
     ASSERT_NE(v.outcome, slot_verdict::kind::block) << i;
     waits.push_back(v.wait_ns);
   }
-  EXPECT_EQ(waits, (std::vector<std::int64_t>{0, 100 * ms, 200 * ms, 300 * ms, 400 * ms,
-                                              500 * ms}));
+  EXPECT_EQ(waits,
+            (std::vector<std::int64_t>{0, 100 * ms, 200 * ms, 300 * ms, 400 * ms, 500 * ms}));
 }
 
 TEST(ThrottlingController, BlocksWhenTheQueueWouldExceedMaxQueueingTime) {
@@ -143,8 +143,7 @@ TEST(WarmUpThrottlingController, ColdBucketSpacesRequestsAtTheColdRate) {
   warm_up_throttling_controller c{10, 10, 1000};
   stat::statistic_node n;
   ASSERT_EQ(c.check(at_ns(start_ms * ms), n).outcome, slot_verdict::kind::pass);
-  EXPECT_NEAR(static_cast<double>(c.check(at_ns(start_ms * ms), n).wait_ns), 300.0 * ms,
-              1.0 * ms);
+  EXPECT_NEAR(static_cast<double>(c.check(at_ns(start_ms * ms), n).wait_ns), 300.0 * ms, 1.0 * ms);
 }
 
 }  // namespace

@@ -63,8 +63,7 @@ TEST(WarmUpController, PassesAndBlocksAsSentinelsTest) {
     c.check(at(ms), steady);
     if ((ms - t) % 1000 == 900) per_second.push_back(c.stored_tokens());
   }
-  EXPECT_EQ(per_second,
-            (std::vector<std::int64_t>{89, 79, 69, 59, 49, 49, 49, 49, 49, 49}));
+  EXPECT_EQ(per_second, (std::vector<std::int64_t>{89, 79, 69, 59, 49, 49, 49, 49, 49, 49}));
 
   // Below the warning token the limit is count: passQps 8 passes, 10 is blocked.
   const std::int64_t later = t + 10'000;
@@ -95,7 +94,8 @@ struct reference_bucket {
     std::int64_t t = tokens < 0 ? 0 : tokens;
     const bool refill = tokens < 0 || t < warning ||
                         (t > warning && previous < static_cast<std::int64_t>(count) / 3);
-    if (refill) t = tokens < 0 ? max : std::min<std::int64_t>(t + static_cast<std::int64_t>(count), max);
+    if (refill)
+      t = tokens < 0 ? max : std::min<std::int64_t>(t + static_cast<std::int64_t>(count), max);
     tokens = std::max<std::int64_t>(t - previous, 0);
   }
   double limit() const {

@@ -1,4 +1,5 @@
-// The admission window: a QPS limit that books passes atomically, so racing threads never overshoot.
+// The admission window: a QPS limit that books passes atomically, so racing threads never
+// overshoot.
 #pragma once
 
 #include <floodgate/stat/statistic_node.hpp>
@@ -52,6 +53,7 @@ class admission_window {
   /// Largest `second_sample_count` the window supports; beyond it the rule reads node statistics.
   static constexpr int max_sample_count = 16;
 
+  /// True when the window can follow `s`: 1 to 16 samples that divide the interval evenly.
   static bool supports(const window_shape& s) noexcept {
     return s.sample_count >= 1 && s.sample_count <= max_sample_count && s.window_ms > 0 &&
            s.window_ms * s.sample_count == s.interval_ms;
@@ -60,15 +62,15 @@ class admission_window {
   /// The answer to @ref admit.
   struct admission {
     bool admitted = false;
-    std::int64_t window = -1;          ///< the window booked into (admitted) or tried
-    std::int64_t retry_after_ms = 0;   ///< blocked: until enough of the interval slid out, >= 1
+    std::int64_t window = -1;         ///< the window booked into (admitted) or tried
+    std::int64_t retry_after_ms = 0;  ///< blocked: until enough of the interval slid out, >= 1
   };
 
   /// The answer to @ref occupy_next.
   struct occupation {
     bool booked = false;
-    std::int64_t window = -1;      ///< the coming window booked into
-    std::int64_t start_ms = 0;     ///< when that window starts: the request waits until then
+    std::int64_t window = -1;   ///< the coming window booked into
+    std::int64_t start_ms = 0;  ///< when that window starts: the request waits until then
   };
 
   /** Books `acquire` passes into the window containing `now_ms` if the interval ending there

@@ -45,16 +45,17 @@ class default_controller {
   /// Gives back an in-flight slot.
   void release() noexcept { in_flight_.fetch_sub(1, std::memory_order_acq_rel); }
 
+  /// The rule's grade and threshold.
   flow_grade grade() const noexcept { return grade_; }
   double count() const noexcept { return count_; }
   /// Entries holding one of this rule's in-flight slots.
   std::int64_t in_flight() const noexcept { return in_flight_.load(std::memory_order_acquire); }
+  /// The QPS bookings (exclusive nodes only).
   const admission_window& admissions() const noexcept { return admissions_; }
 
  private:
-  slot_verdict over_limit(const flow_request& req, const selected_node& node,
-                          flow_booking& booking, const window_shape& shape,
-                          std::int64_t retry_after_ms) noexcept;
+  slot_verdict over_limit(const flow_request& req, const selected_node& node, flow_booking& booking,
+                          const window_shape& shape, std::int64_t retry_after_ms) noexcept;
   slot_verdict check_qps_on_node(const flow_request& req, const selected_node& node,
                                  flow_booking& booking) noexcept;
   slot_verdict check_concurrency(const flow_request& req, flow_booking& booking) noexcept;

@@ -1,4 +1,5 @@
-// What a flow controller sees of one entry: when, how many tokens, and which node the rule measures.
+// What a flow controller sees of one entry: when, how many tokens, and which node the rule
+// measures.
 #pragma once
 
 #include <floodgate/core/slot.hpp>
@@ -15,9 +16,10 @@ struct flow_request {
   std::int64_t now_ms = 0;
   std::int64_t now_ns = 0;
   std::uint32_t acquire = 1;
-  bool prioritized = false;           ///< may borrow from a coming window (Sentinel's tryOccupyNext)
+  bool prioritized = false;  ///< may borrow from a coming window (Sentinel's tryOccupyNext)
   std::int64_t occupy_timeout_ms = 500;
 
+  /// The entry being checked.
   static flow_request from(const check_context& ctx) noexcept {
     return {ctx.now_ms, ctx.now_ns, ctx.acquire, ctx.prioritized, ctx.occupy_timeout_ms};
   }

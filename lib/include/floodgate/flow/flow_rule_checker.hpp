@@ -35,11 +35,13 @@ selected_node select_reference_node(const flow_rule& rule, const check_context& 
     origin is not one the rule covers, when a RELATE resource was never entered, when a CHAIN
     rule names another context, or when the node is past a cap.
 
-    | limitApp              | direct              | relate                 | chain (refResource == context) |
-    |-----------------------|---------------------|------------------------|--------------------------------|
-    | `default`             | cluster node        | refResource's cluster  | this context's default node    |
-    | == origin             | origin node         | refResource's cluster  | this context's default node    |
-    | `other` (other origin)| origin node         | refResource's cluster  | this context's default node    |
+    | limitApp     | direct       | relate                | chain (refResource == context) |
+    |--------------|--------------|-----------------------|--------------------------------|
+    | `default`    | cluster node | refResource's cluster | this context's default node    |
+    | == origin    | origin node  | refResource's cluster | this context's default node    |
+    | `other` (*)  | origin node  | refResource's cluster | this context's default node    |
+
+    (*) when the origin is non-empty and no rule of the resource names it.
 
     The node is exclusive (the rule sees every pass it counts) for direct `default`, direct
     named-origin and chain `default` rules. Inline: it runs for every rule of every entry.

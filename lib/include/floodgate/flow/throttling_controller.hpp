@@ -38,6 +38,7 @@ class throttling_controller {
   /// Nanoseconds one request of `acquire` tokens takes at `qps`.
   static std::int64_t cost_ns(std::uint32_t acquire, double qps) noexcept;
 
+  /// The rule's rate and longest queueing time.
   double count() const noexcept { return count_; }
   std::int64_t max_queueing_ns() const noexcept { return max_queueing_ns_; }
 

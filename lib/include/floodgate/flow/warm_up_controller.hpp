@@ -51,6 +51,7 @@ class warm_up_controller {
   /// The QPS limit with `tokens` stored (NaN when the bucket has no room to warm up).
   double allowed_qps(std::int64_t tokens) const noexcept;
 
+  /// The bucket's parameters (see the class comment) and its current content.
   double count() const noexcept { return count_; }
   std::int64_t warning_token() const noexcept { return warning_token_; }
   std::int64_t max_token() const noexcept { return max_token_; }

@@ -30,8 +30,10 @@ class warm_up_throttling_controller {
                                 int cold_factor = warm_up_controller::default_cold_factor) noexcept
       : bucket_(count, warm_up_period_sec, cold_factor), schedule_(count, max_queueing_time_ms) {}
 
+  /// Syncs the bucket with `node`'s previous second, then schedules the request.
   slot_verdict check(const flow_request& req, const stat::statistic_node& node) noexcept;
 
+  /// The token bucket that sets the rate.
   const warm_up_controller& bucket() const noexcept { return bucket_; }
 
  private:
