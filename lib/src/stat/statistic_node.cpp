@@ -11,14 +11,10 @@ constexpr int minute_interval_ms = 60'000;
 
 statistic_node::statistic_node(const window_config& cfg)
     : cfg_(cfg),
+      second_(cfg.second_sample_count, cfg.second_interval_ms, static_cast<int>(shard_count())),
       minute_(minute_samples, minute_interval_ms),
       borrow_(cfg.second_sample_count * 2, cfg.second_interval_ms * 2),
-      concurrency_(new shard_concurrency[shard_count()]) {
-  second_.reserve(shard_count());
-  for (std::uint32_t i = 0; i < shard_count(); ++i) {
-    second_.emplace_back(cfg.second_sample_count, cfg.second_interval_ms);
-  }
-}
+      concurrency_(new shard_concurrency[shard_count()]) {}
 
 void statistic_node::add_concurrency(std::int64_t delta) noexcept {
   const writer_shard shard = this_thread_shard();
@@ -40,24 +36,23 @@ std::int64_t statistic_node::concurrency() const noexcept {
 
 void statistic_node::add_second(metric_event e, std::int64_t now_ms, std::uint64_t n) noexcept {
   const writer_shard shard = this_thread_shard();
-  auto& ring = second_[shard.index];
-  const auto w = ring.window_of(now_ms);
+  const auto w = second_.window_of(now_ms);
   const auto tag = cell_tag(w);
-  auto& cell = ring.bucket(w).cells[static_cast<std::size_t>(e)];
+  auto& cell = second_.bucket(w, shard.index).cells[static_cast<std::size_t>(e)];
   const cell_add_result r =
       shard.exclusive ? cell_add_exclusive(cell, tag, n) : cell_add_displacing(cell, tag, n);
-  if (e == metric_event::rt) {
-    return;
+  if (e == metric_event::rt || e == metric_event::occupied_pass) {
+    return;  // not kept per minute
   }
   if (r.rejected) {
     // A late event whose short window is already gone still belongs to its second.
-    const std::int64_t second = w * ring.window_ms() / 1000;
+    const std::int64_t second = w * second_.window_ms() / 1000;
     minute_.bucket(second).add(e, cell_tag(second), n);
   } else if (r.displaced != 0) {
     // Carry the finished window's final value into the minute bucket of its second.
     const std::int64_t age =
         static_cast<std::int64_t>((tag - (r.displaced >> cell_value_bits)) & cell_tag_mask);
-    const std::int64_t second = (w - age) * ring.window_ms() / 1000;
+    const std::int64_t second = (w - age) * second_.window_ms() / 1000;
     minute_.bucket(second).add(e, cell_tag(second), r.displaced & cell_value_mask);
   }
 }
@@ -80,9 +75,8 @@ void statistic_node::add_rt_and_success(std::int64_t now_ms, std::int64_t rt_ms,
   add_second(metric_event::success, now_ms, n);
   add_second(metric_event::rt, now_ms, rt);
   const writer_shard shard = this_thread_shard();
-  auto& ring = second_[shard.index];
-  const auto w = ring.window_of(now_ms);
-  auto& cell = ring.bucket(w).min_rt;
+  const auto w = second_.window_of(now_ms);
+  auto& cell = second_.bucket(w, shard.index).min_rt;
   if (shard.exclusive) {
     cell_min_exclusive(cell, cell_tag(w), rt);
   } else {
@@ -92,9 +86,8 @@ void statistic_node::add_rt_and_success(std::int64_t now_ms, std::int64_t rt_ms,
 
 void statistic_node::add_occupied_pass(std::int64_t now_ms, std::uint32_t n) noexcept {
   const auto mw = minute_.window_of(now_ms);
-  auto& b = minute_.bucket(mw);
-  b.add(metric_event::occupied_pass, cell_tag(mw), n);
-  b.add(metric_event::pass, cell_tag(mw), n);
+  minute_.bucket(mw).add(metric_event::pass, cell_tag(mw), n);
+  add_second(metric_event::occupied_pass, now_ms, n);
 }
 
 void statistic_node::add_waiting(std::int64_t future_ms, std::uint32_t n) noexcept {
@@ -108,8 +101,8 @@ std::uint64_t statistic_node::borrowed(std::int64_t window) const noexcept {
 
 std::uint64_t statistic_node::window_value(metric_event e, std::int64_t window) const noexcept {
   std::uint64_t sum = 0;
-  for (const auto& ring : second_) {
-    sum += ring.bucket(window).value(e, cell_tag(window));
+  for (std::uint32_t i = 0; i < shard_count(); ++i) {
+    sum += second_.bucket(window, i).value(e, cell_tag(window));
   }
   if (e == metric_event::pass) {
     sum += borrowed(window);
@@ -119,7 +112,7 @@ std::uint64_t statistic_node::window_value(metric_event e, std::int64_t window) 
 
 std::uint64_t statistic_node::window_sum(metric_event e, std::int64_t now_ms) const noexcept {
   std::uint64_t sum = 0;
-  second_.front().for_each_window(now_ms, [&](const second_bucket&, std::uint64_t, std::int64_t w) {
+  second_.for_each_window(now_ms, [&](const second_bucket&, std::uint64_t, std::int64_t w) {
     sum += window_value(e, w);
   });
   return sum;
@@ -130,7 +123,7 @@ std::uint64_t statistic_node::window_pass_at(std::int64_t window_start_ms,
   if (window_start_ms < 0) {
     return 0;
   }
-  const auto& ring = second_.front();
+  const auto& ring = second_;
   const auto w = ring.window_of(window_start_ms);
   const auto cur = ring.window_of(now_ms);
   if (w > cur || w <= cur - ring.sample_count()) {
@@ -142,7 +135,7 @@ std::uint64_t statistic_node::window_pass_at(std::int64_t window_start_ms,
 std::uint64_t statistic_node::waiting(std::int64_t now_ms) const noexcept {
   // Future windows up to one interval ahead (Sentinel's FutureBucketLeapArray holds that many).
   std::uint64_t sum = 0;
-  const auto& ring = second_.front();
+  const auto& ring = second_;
   const auto cur = ring.window_of(now_ms);
   for (std::int64_t w = cur + 1; w <= cur + ring.sample_count(); ++w) {
     sum += borrowed(w);
@@ -152,26 +145,26 @@ std::uint64_t statistic_node::waiting(std::int64_t now_ms) const noexcept {
 
 double statistic_node::pass_qps(std::int64_t now_ms) const noexcept {
   return static_cast<double>(window_sum(metric_event::pass, now_ms)) /
-         second_.front().interval_sec();
+         second_.interval_sec();
 }
 double statistic_node::block_qps(std::int64_t now_ms) const noexcept {
   return static_cast<double>(window_sum(metric_event::block, now_ms)) /
-         second_.front().interval_sec();
+         second_.interval_sec();
 }
 double statistic_node::success_qps(std::int64_t now_ms) const noexcept {
   return static_cast<double>(window_sum(metric_event::success, now_ms)) /
-         second_.front().interval_sec();
+         second_.interval_sec();
 }
 double statistic_node::exception_qps(std::int64_t now_ms) const noexcept {
   return static_cast<double>(window_sum(metric_event::exception, now_ms)) /
-         second_.front().interval_sec();
+         second_.interval_sec();
 }
 double statistic_node::total_qps(std::int64_t now_ms) const noexcept {
   return pass_qps(now_ms) + block_qps(now_ms);
 }
 double statistic_node::occupied_pass_qps(std::int64_t now_ms) const noexcept {
   return static_cast<double>(window_sum(metric_event::occupied_pass, now_ms)) /
-         second_.front().interval_sec();
+         second_.interval_sec();
 }
 
 double statistic_node::avg_rt(std::int64_t now_ms) const noexcept {
@@ -184,20 +177,20 @@ double statistic_node::avg_rt(std::int64_t now_ms) const noexcept {
 
 double statistic_node::min_rt(std::int64_t now_ms) const noexcept {
   auto rt = static_cast<std::uint64_t>(cfg_.statistic_max_rt);
-  for (const auto& ring : second_) {
-    ring.for_each_window(now_ms, [&](const second_bucket& b, std::uint64_t tag, std::int64_t) {
-      const auto word = b.min_rt.load(std::memory_order_relaxed);
+  second_.for_each_window(now_ms, [&](const second_bucket&, std::uint64_t tag, std::int64_t w) {
+    for (std::uint32_t i = 0; i < shard_count(); ++i) {
+      const auto word = second_.bucket(w, i).min_rt.load(std::memory_order_relaxed);
       if (word != 0 && (word >> cell_value_bits) == tag) {
         rt = std::min(rt, word & cell_value_mask);
       }
-    });
-  }
+    }
+  });
   return static_cast<double>(std::max<std::uint64_t>(1, rt));
 }
 
 double statistic_node::max_success_qps(std::int64_t now_ms) const noexcept {
   std::uint64_t best = 1;
-  const auto& ring = second_.front();
+  const auto& ring = second_;
   ring.for_each_window(now_ms, [&](const second_bucket&, std::uint64_t, std::int64_t w) {
     best = std::max(best, window_value(metric_event::success, w));
   });
@@ -207,9 +200,10 @@ double statistic_node::max_success_qps(std::int64_t now_ms) const noexcept {
 std::uint64_t statistic_node::second_tags(metric_event e) const noexcept {
   const auto idx = static_cast<std::size_t>(e);
   std::uint64_t h = 0;
-  for (const auto& ring : second_) {
-    for (int i = 0; i < ring.sample_count(); ++i) {
-      h = h * 31 + (ring.bucket(i).cells[idx].load(std::memory_order_acquire) >> cell_value_bits);
+  for (std::uint32_t shard = 0; shard < shard_count(); ++shard) {
+    for (int i = 0; i < second_.sample_count(); ++i) {
+      h = h * 31 +
+          (second_.bucket(i, shard).cells[idx].load(std::memory_order_acquire) >> cell_value_bits);
     }
   }
   return h;
@@ -219,17 +213,17 @@ std::uint64_t statistic_node::seconds_sum(metric_event e, std::int64_t now_ms,
                                           std::int64_t first_second,
                                           std::int64_t last_second) const noexcept {
   const auto idx = static_cast<std::size_t>(e);
-  const auto& front = second_.front();
-  const auto now_window = front.window_of(now_ms);
+  const auto now_window = second_.window_of(now_ms);
   constexpr int max_attempts = 4;
   std::uint64_t total = 0;
   for (int attempt = 0; attempt < max_attempts; ++attempt) {
     const std::uint64_t tags_before = second_tags(e);
     // Values still in the short windows (not yet folded)...
     std::uint64_t unfolded = 0;
-    for (const auto& ring : second_) {
-      for (int i = 0; i < ring.sample_count(); ++i) {
-        const std::uint64_t word = ring.bucket(i).cells[idx].load(std::memory_order_acquire);
+    for (std::uint32_t shard = 0; shard < shard_count(); ++shard) {
+      for (int i = 0; i < second_.sample_count(); ++i) {
+        const std::uint64_t word =
+            second_.bucket(i, shard).cells[idx].load(std::memory_order_acquire);
         if (word == 0) {
           continue;
         }
@@ -238,7 +232,7 @@ std::uint64_t statistic_node::seconds_sum(metric_event e, std::int64_t now_ms,
         if (age > static_cast<std::int64_t>(cell_tag_mask >> 1)) {
           continue;  // a window after `now_ms`
         }
-        const std::int64_t second = (now_window - age) * front.window_ms() / 1000;
+        const std::int64_t second = (now_window - age) * second_.window_ms() / 1000;
         if (second >= first_second && second <= last_second) {
           unfolded += word & cell_value_mask;
         }
@@ -296,7 +290,7 @@ double statistic_node::previous_block_qps(std::int64_t now_ms) const noexcept {
 std::int64_t statistic_node::try_occupy_next(std::int64_t now_ms, std::uint32_t acquire,
                                              double threshold,
                                              std::int64_t occupy_timeout_ms) const noexcept {
-  const auto& ring = second_.front();
+  const auto& ring = second_;
   const double max_count = threshold * ring.interval_ms() / 1000.0;
   const auto current_borrow = static_cast<double>(waiting(now_ms));
   if (current_borrow >= max_count) {

@@ -9,8 +9,9 @@ namespace floodgate::stat {
 namespace {
 
 std::uint32_t exclusive_slots() noexcept {
+  // One per core: request threads are usually one per core; more threads share the last shard.
   static const std::uint32_t n =
-      std::clamp<std::uint32_t>(2 * std::max(1u, std::thread::hardware_concurrency()), 4, 16);
+      std::clamp<std::uint32_t>(std::thread::hardware_concurrency(), 2, 16);
   return n;
 }
 

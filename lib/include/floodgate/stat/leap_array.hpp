@@ -52,13 +52,15 @@ class fast_divider {
 template <class Bucket>
 class leap_array {
  public:
-  leap_array(int sample_count, int interval_ms)
+  /// `copies` independent rings of the same shape share one allocation (writer shards).
+  leap_array(int sample_count, int interval_ms, int copies = 1)
       : sample_count_(sample_count),
         interval_ms_(interval_ms),
         window_ms_(interval_ms / sample_count),
         by_window_(window_ms_),
         by_samples_(sample_count),
-        buckets_(new Bucket[static_cast<std::size_t>(sample_count)]) {}
+        buckets_(new Bucket[static_cast<std::size_t>(sample_count) *
+                            static_cast<std::size_t>(copies)]) {}
 
   int sample_count() const noexcept { return sample_count_; }
   int interval_ms() const noexcept { return interval_ms_; }
@@ -75,6 +77,14 @@ class leap_array {
   }
   const Bucket& bucket(std::int64_t window) const noexcept {
     return buckets_[static_cast<std::size_t>(by_samples_.modulo(window))];
+  }
+  Bucket& bucket(std::int64_t window, std::uint32_t copy) noexcept {
+    return buckets_[copy * static_cast<std::size_t>(sample_count_) +
+                    static_cast<std::size_t>(by_samples_.modulo(window))];
+  }
+  const Bucket& bucket(std::int64_t window, std::uint32_t copy) const noexcept {
+    return buckets_[copy * static_cast<std::size_t>(sample_count_) +
+                    static_cast<std::size_t>(by_samples_.modulo(window))];
   }
 
   /** Calls `f(const Bucket&, std::uint64_t tag, std::int64_t window)` for each window of the

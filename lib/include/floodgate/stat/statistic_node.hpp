@@ -8,7 +8,6 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <vector>
 
 namespace floodgate::stat {
 
@@ -50,7 +49,8 @@ class statistic_node {
   void add_rt_and_success(std::int64_t now_ms, std::int64_t rt_ms, std::uint32_t n) noexcept;
   void increase_concurrency() noexcept { add_concurrency(1); }
   void decrease_concurrency() noexcept { add_concurrency(-1); }
-  /// A prioritized pass borrowed from a future window: minute pass and occupied pass += n.
+  /// A prioritized pass borrowed from a future window: minute pass += n (as Sentinel) and the
+  /// short window's occupied pass += n.
   void add_occupied_pass(std::int64_t now_ms, std::uint32_t n) noexcept;
   /// Books `n` passes into the future window containing `future_ms`.
   void add_waiting(std::int64_t future_ms, std::uint32_t n) noexcept;
@@ -108,7 +108,7 @@ class statistic_node {
   double minute_previous(metric_event e, std::int64_t now_ms) const noexcept;
 
   window_config cfg_;
-  std::vector<leap_array<second_bucket>> second_;  // one per writer shard
+  leap_array<second_bucket> second_;  // one ring per writer shard
   leap_array<minute_bucket> minute_;
   leap_array<waiting_bucket> borrow_;  // 2 x sample_count slots: covers past and future windows
   std::unique_ptr<shard_concurrency[]> concurrency_;  // one per writer shard

@@ -24,7 +24,7 @@ struct writer_shard {
 /// The calling thread's shard (claimed on first use, released when the thread exits).
 writer_shard this_thread_shard() noexcept;
 
-/// Shards per node: one per exclusive slot (2 x cores, 4..16) plus the shared one.
+/// Shards per node: one per exclusive slot (one per core, 2..16) plus the shared one.
 std::uint32_t shard_count() noexcept;
 
 }  // namespace floodgate::stat
