@@ -47,9 +47,11 @@ class slot_owner {
 
 }  // namespace
 
-writer_shard this_thread_shard() noexcept {
-  thread_local const slot_owner owner;
-  return owner.shard();
+std::uint32_t detail::claim_thread_shard() noexcept {
+  thread_local const slot_owner owner;  // releases the slot when the thread exits
+  const writer_shard s = owner.shard();
+  detail::thread_shard = s.index | (s.exclusive ? 1u << 16 : 0u);
+  return detail::thread_shard;
 }
 
 std::uint32_t shard_count() noexcept { return exclusive_slots() + 1; }

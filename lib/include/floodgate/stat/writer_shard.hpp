@@ -21,8 +21,21 @@ struct writer_shard {
   bool exclusive;
 };
 
+namespace detail {
+/// The calling thread's shard, encoded (index | exclusive << 16); ~0 until claimed. Constant-
+/// initialised, so reading it costs one TLS load and no initialisation guard.
+inline thread_local std::uint32_t thread_shard = ~std::uint32_t{0};
+std::uint32_t claim_thread_shard() noexcept;
+}  // namespace detail
+
 /// The calling thread's shard (claimed on first use, released when the thread exits).
-writer_shard this_thread_shard() noexcept;
+inline writer_shard this_thread_shard() noexcept {
+  std::uint32_t v = detail::thread_shard;
+  if (v == ~std::uint32_t{0}) [[unlikely]] {
+    v = detail::claim_thread_shard();
+  }
+  return {v & 0xffff, (v >> 16) != 0};
+}
 
 /// Shards per node: one per exclusive slot (one per core, 2..16) plus the shared one.
 std::uint32_t shard_count() noexcept;
