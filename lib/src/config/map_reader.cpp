@@ -90,8 +90,14 @@ const YAML::Node* map_reader::node(std::string_view key) const {
 }
 
 node_path map_reader::path_of(std::string_view key) const {
-  const field* f = find(key);
-  return path_.key(key, f == nullptr ? key : f->spelled);
+  if (const field* f = find(key)) return path_.key(key, f->spelled);
+  std::string_view spelled = key;
+  if (prefer_aliases_) {
+    for (const auto& k : keys_) {
+      if (k.name == key && !k.alias.empty()) spelled = k.alias;
+    }
+  }
+  return path_.key(key, spelled);
 }
 
 location map_reader::where(std::string_view key) const {

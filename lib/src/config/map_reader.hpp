@@ -46,6 +46,9 @@ class map_reader {
   const YAML::Node* node(std::string_view key) const;
   /// The path of `key` (in the file's spelling when given under its alias).
   node_path path_of(std::string_view key) const;
+  /// Names absent keys by their alias (Sentinel's spelling) in messages, e.g. inside a pasted
+  /// `paramFlowItemList` a missing `value` is reported as `object`.
+  void prefer_aliases() noexcept { prefer_aliases_ = true; }
   /// The position of `key`'s value, else of the key, else of the mapping.
   location where(std::string_view key) const;
 
@@ -120,6 +123,7 @@ class map_reader {
   location at_;
   std::vector<key_spec> keys_;
   std::vector<field> fields_;
+  bool prefer_aliases_ = false;
 };
 
 }  // namespace floodgate::config::detail

@@ -2,7 +2,6 @@
 
 #include "config/map_reader.hpp"
 
-#include <algorithm>
 #include <string>
 #include <unordered_map>
 
@@ -13,7 +12,7 @@ namespace {
 constexpr std::string_view nonnegative = "must be >= 0";
 constexpr std::string_view positive = "must be > 0";
 
-/// Reads a number that must be >= `min` (or > 0 when `strictly_positive`).
+/// Reads a number that must be >= 0, or > 0 when `strictly_positive`.
 template <class T, class Read>
 void read_at_least(map_reader& m, std::string_view key, T& out, bool strictly_positive,
                    presence p, Read read) {
@@ -184,6 +183,7 @@ std::vector<param_flow_item> read_param_items(map_reader& m) {
       continue;
     }
     map_reader item(m.doc(), element, path, {{"value", "object"}, {"count"}, {"classType"}});
+    if (list_path.actual != list_path.canonical) item.prefer_aliases();
     param_flow_item out;
     if (auto v = item.string("value", presence::required)) out.value = *v;
     read_count(item, "count", out.count, presence::required);

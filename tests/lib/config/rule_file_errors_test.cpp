@@ -193,6 +193,10 @@ const bad_input bad_inputs[] = {
      "paramFlow: [{\"resource\": \"a\", \"count\": 1, \"paramIdx\": 0,\n"
      "  \"paramFlowItemList\": [{\"object\": \"vip\", \"classType\": \"java.lang.String\"}]}]\n",
      2, 25, "paramFlow[0].paramFlowItemList[0].count", "is required"},
+    {"SentinelParamFlowItemWithoutObject",
+     "paramFlow: [{\"resource\": \"a\", \"count\": 1, \"paramIdx\": 0,\n"
+     "  \"paramFlowItemList\": [{\"count\": 5}]}]\n",
+     2, 25, "paramFlow[0].paramFlowItemList[0].object", "is required"},
     {"ItemsAndParamFlowItemListTogether",
      "paramFlow:\n  - resource: a\n    count: 1\n    paramIdx: 0\n    items: []\n"
      "    paramFlowItemList: []\n",
