@@ -80,6 +80,7 @@ slot_verdict resource_authority::check(const check_context& ctx) const noexcept 
     block_info b;
     b.reason = block_reason::authority;
     b.rule_index = impl_->index;
+    b.subject = param_value(ctx.origin);
     return slot_verdict::blocked(b);
   }
   return slot_verdict::pass();

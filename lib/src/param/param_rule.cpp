@@ -96,14 +96,16 @@ slot_verdict param_rule::check(const check_context& ctx, entry_tokens& tokens) c
   char buffer[integer_text_size];
   const value_key key = hash_value(value_text(value, buffer), state_->seed);
   const double threshold = threshold_of(key);
+  slot_verdict v;
   if (rule_.grade == flow_grade::concurrency) {
-    return check_in_flight(key, threshold, tokens);
+    v = check_in_flight(key, threshold, tokens);
+  } else if (rule_.behavior == control_behavior::throttling) {
+    v = check_spacing(ctx, key, clamp_tokens(threshold));
+  } else {
+    v = check_tokens(ctx, key, clamp_tokens(threshold));
   }
-  const std::int64_t token_count = clamp_tokens(threshold);
-  if (rule_.behavior == control_behavior::throttling) {
-    return check_spacing(ctx, key, token_count);
-  }
-  return check_tokens(ctx, key, token_count);
+  v.block.subject = value;  // the caller's value: valid as long as its arguments are
+  return v;
 }
 
 std::int64_t param_rule::bucket_time(std::int64_t now_ms) const noexcept {

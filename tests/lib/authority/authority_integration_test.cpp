@@ -49,6 +49,7 @@ TEST_F(AuthorityIntegration, BlockIsCountedWithItsReason) {
     ASSERT_TRUE(e.blocked());
     EXPECT_EQ(e.block().reason, block_reason::authority);
     EXPECT_EQ(e.block().rule_index, 0);
+    EXPECT_EQ(e.block().subject.as_string(), "billing") << "the block carries the origin";
   }
   const auto* node = eng.nodes().find_resource("GET:/admin");
   ASSERT_NE(node, nullptr);

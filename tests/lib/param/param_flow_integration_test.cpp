@@ -43,6 +43,7 @@ TEST_F(ParamFlowIntegration, EachValueGetsCountPerSecond) {
   EXPECT_EQ(e.block().reason, block_reason::param_flow);
   EXPECT_EQ(e.block().rule_index, 0);
   EXPECT_GT(e.block().retry_after.count(), 0);
+  EXPECT_EQ(e.block().subject.as_string(), "alice") << "the block carries the value";
   EXPECT_TRUE(enter("bob").passed());
   EXPECT_TRUE(enter(std::int64_t{42}).passed());
   clock.advance_ms(1001);

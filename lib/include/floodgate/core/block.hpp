@@ -1,6 +1,8 @@
 // What a blocked entry carries: why, which rule, and when to retry.
 #pragma once
 
+#include <floodgate/core/param_value.hpp>
+
 #include <chrono>
 #include <cstdint>
 #include <string_view>
@@ -23,6 +25,10 @@ struct block_info {
   /// Time until retrying may succeed: a slot frees in the window, the queue has room, or the
   /// breaker lets its next probe through. Zero when unknown.
   std::chrono::milliseconds retry_after{0};
+  /// What was refused: the origin (authority) or the parameter value (param_flow). It refers to
+  /// the caller's own characters (the context's origin, the entry's arguments or request), so
+  /// it is valid as long as those are.
+  param_value subject{};
 };
 
 /// `flow`, `param_flow`, `degrade`, `system`, `authority` or `custom`.
