@@ -8,6 +8,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <atomic>
 #include <memory>
 
 namespace floodgate {
@@ -46,6 +47,24 @@ void run_entries(benchmark::State& state, const rule_set& rules, std::string_vie
   state.counters["blocked"] =
       benchmark::Counter(static_cast<double>(blocked), benchmark::Counter::kAvgIterations);
 }
+
+// Baselines from the same run, so figures can be read as ratios on a noisy machine: one atomic
+// increment of a shared counter (what a Sentinel-style node pays per event) and one
+// CLOCK_MONOTONIC read (what an entry would pay per timestamp without the millisecond ticker).
+void BM_Baseline_SharedAtomicIncrement(benchmark::State& state) {
+  static std::atomic<std::uint64_t> counter{0};
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(counter.fetch_add(1, std::memory_order_relaxed));
+  }
+}
+BENCHMARK(BM_Baseline_SharedAtomicIncrement)->Threads(1)->Threads(2)->UseRealTime();
+
+void BM_Baseline_ClockRead(benchmark::State& state) {
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(default_clock().now_ns());
+  }
+}
+BENCHMARK(BM_Baseline_ClockRead);
 
 void BM_EntryExit_NoRules(benchmark::State& state) {
   run_entries(state, {}, "GET:/hello", "billing");

@@ -186,10 +186,12 @@ entry engine_impl::enter(context& ctx, node::cluster_node* cluster,
   const slot_verdict v = run_checks(snap, rules, cc, e.tokens_);
   const bool inbound = options.type == entry_type::inbound;
 
+  // One write point serves every node: they share the engine's window shape.
+  const stat::write_point at = cluster->at(now_ms);
   if (blocked(v)) {
-    node->add_block(now_ms, options.acquire);
-    if (origin != nullptr) origin->add_block(now_ms, options.acquire);
-    if (inbound) registry_.inbound().add_block(now_ms, options.acquire);
+    node->add_block(at, options.acquire);
+    if (origin != nullptr) origin->add_block(at, options.acquire);
+    if (inbound) registry_.inbound().add_block(at, options.acquire);
     cluster->totals().blocked[static_cast<std::size_t>(v.block.reason)].fetch_add(
         1, std::memory_order_relaxed);
     snapshot_.release(pin.stripe, pin.parity);
@@ -204,9 +206,9 @@ entry engine_impl::enter(context& ctx, node::cluster_node* cluster,
   if (origin != nullptr) origin->increase_concurrency();
   if (inbound) registry_.inbound().increase_concurrency();
   if (!e.tokens_.pass_booked) {
-    node->add_pass(now_ms, options.acquire);
-    if (origin != nullptr) origin->add_pass(now_ms, options.acquire);
-    if (inbound) registry_.inbound().add_pass(now_ms, options.acquire);
+    node->add_pass(at, options.acquire);
+    if (origin != nullptr) origin->add_pass(at, options.acquire);
+    if (inbound) registry_.inbound().add_pass(at, options.acquire);
   }
   cluster->totals().passed.fetch_add(1, std::memory_order_relaxed);
 
@@ -239,19 +241,20 @@ void engine_impl::exit(entry& e) noexcept {
   const bool inbound = e.type_ == entry_type::inbound;
   const std::uint32_t n = e.acquire_;
 
-  e.node_->add_rt_and_success(now_ms, rt_ms, n);
+  const stat::write_point at = e.cluster_->at(now_ms);
+  e.node_->add_rt_and_success(at, rt_ms, n);
   e.node_->decrease_concurrency();
-  if (e.error_) e.node_->add_exception(now_ms, n);
+  if (e.error_) e.node_->add_exception(at, n);
   if (e.origin_node_ != nullptr) {
-    e.origin_node_->add_rt_and_success(now_ms, rt_ms, n);
+    e.origin_node_->add_rt_and_success(at, rt_ms, n);
     e.origin_node_->decrease_concurrency();
-    if (e.error_) e.origin_node_->add_exception(now_ms, n);
+    if (e.error_) e.origin_node_->add_exception(at, n);
   }
   if (inbound) {
     auto& in = registry_.inbound();
-    in.add_rt_and_success(now_ms, rt_ms, n);
+    in.add_rt_and_success(at, rt_ms, n);
     in.decrease_concurrency();
-    if (e.error_) in.add_exception(now_ms, n);
+    if (e.error_) in.add_exception(at, n);
   }
   auto& totals = e.cluster_->totals();
   totals.observe_duration(now_ns - e.create_ns_);

@@ -34,60 +34,53 @@ std::int64_t statistic_node::concurrency() const noexcept {
   return sum;
 }
 
-void statistic_node::add_second(metric_event e, std::int64_t now_ms, std::uint64_t n) noexcept {
+write_point statistic_node::at(std::int64_t now_ms) const noexcept {
   const writer_shard shard = this_thread_shard();
   const auto w = second_.window_of(now_ms);
-  const auto tag = cell_tag(w);
-  auto& cell = second_.bucket(w, shard.index).cells[static_cast<std::size_t>(e)];
+  return {now_ms, w, cell_tag(w), static_cast<std::uint32_t>(second_.index(w, shard.index)),
+          shard.exclusive};
+}
+
+void statistic_node::add_second(metric_event e, const write_point& p, std::uint64_t n) noexcept {
+  auto& cell = second_.at(p.bucket).cells[static_cast<std::size_t>(e)];
   const cell_add_result r =
-      shard.exclusive ? cell_add_exclusive(cell, tag, n) : cell_add_displacing(cell, tag, n);
+      p.exclusive ? cell_add_exclusive(cell, p.tag, n) : cell_add_displacing(cell, p.tag, n);
+  if (!r.rejected && r.displaced == 0) [[likely]] {
+    return;
+  }
   if (e == metric_event::rt || e == metric_event::occupied_pass) {
     return;  // not kept per minute
   }
   if (r.rejected) {
     // A late event whose short window is already gone still belongs to its second.
-    const std::int64_t second = w * second_.window_ms() / 1000;
+    const std::int64_t second = p.window * second_.window_ms() / 1000;
     minute_.bucket(second).add(e, cell_tag(second), n);
-  } else if (r.displaced != 0) {
+  } else {
     // Carry the finished window's final value into the minute bucket of its second.
     const std::int64_t age =
-        static_cast<std::int64_t>((tag - (r.displaced >> cell_value_bits)) & cell_tag_mask);
-    const std::int64_t second = (w - age) * second_.window_ms() / 1000;
+        static_cast<std::int64_t>((p.tag - (r.displaced >> cell_value_bits)) & cell_tag_mask);
+    const std::int64_t second = (p.window - age) * second_.window_ms() / 1000;
     minute_.bucket(second).add(e, cell_tag(second), r.displaced & cell_value_mask);
   }
 }
 
-void statistic_node::add_pass(std::int64_t now_ms, std::uint32_t n) noexcept {
-  add_second(metric_event::pass, now_ms, n);
-}
-
-void statistic_node::add_block(std::int64_t now_ms, std::uint32_t n) noexcept {
-  add_second(metric_event::block, now_ms, n);
-}
-
-void statistic_node::add_exception(std::int64_t now_ms, std::uint32_t n) noexcept {
-  add_second(metric_event::exception, now_ms, n);
-}
-
-void statistic_node::add_rt_and_success(std::int64_t now_ms, std::int64_t rt_ms,
+void statistic_node::add_rt_and_success(const write_point& p, std::int64_t rt_ms,
                                         std::uint32_t n) noexcept {
   const auto rt = static_cast<std::uint64_t>(std::max<std::int64_t>(rt_ms, 0));
-  add_second(metric_event::success, now_ms, n);
-  add_second(metric_event::rt, now_ms, rt);
-  const writer_shard shard = this_thread_shard();
-  const auto w = second_.window_of(now_ms);
-  auto& cell = second_.bucket(w, shard.index).min_rt;
-  if (shard.exclusive) {
-    cell_min_exclusive(cell, cell_tag(w), rt);
+  add_second(metric_event::success, p, n);
+  add_second(metric_event::rt, p, rt);
+  auto& cell = second_.at(p.bucket).min_rt;
+  if (p.exclusive) {
+    cell_min_exclusive(cell, p.tag, rt);
   } else {
-    cell_min(cell, cell_tag(w), rt);
+    cell_min(cell, p.tag, rt);
   }
 }
 
 void statistic_node::add_occupied_pass(std::int64_t now_ms, std::uint32_t n) noexcept {
   const auto mw = minute_.window_of(now_ms);
   minute_.bucket(mw).add(metric_event::pass, cell_tag(mw), n);
-  add_second(metric_event::occupied_pass, now_ms, n);
+  add_second(metric_event::occupied_pass, at(now_ms), n);
 }
 
 void statistic_node::add_waiting(std::int64_t future_ms, std::uint32_t n) noexcept {

@@ -39,6 +39,23 @@ class default_node : public stat::statistic_node {
   std::uint64_t hash() const noexcept { return hash_; }
 
   // Write-through to the cluster node.
+  void add_pass(const stat::write_point& p, std::uint32_t n) noexcept {
+    statistic_node::add_pass(p, n);
+    cluster_->add_pass(p, n);
+  }
+  void add_block(const stat::write_point& p, std::uint32_t n) noexcept {
+    statistic_node::add_block(p, n);
+    cluster_->add_block(p, n);
+  }
+  void add_exception(const stat::write_point& p, std::uint32_t n) noexcept {
+    statistic_node::add_exception(p, n);
+    cluster_->add_exception(p, n);
+  }
+  void add_rt_and_success(const stat::write_point& p, std::int64_t rt_ms,
+                          std::uint32_t n) noexcept {
+    statistic_node::add_rt_and_success(p, rt_ms, n);
+    cluster_->add_rt_and_success(p, rt_ms, n);
+  }
   void add_pass(std::int64_t now_ms, std::uint32_t n) noexcept {
     statistic_node::add_pass(now_ms, n);
     cluster_->add_pass(now_ms, n);

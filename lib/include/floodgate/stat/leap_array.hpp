@@ -78,6 +78,13 @@ class leap_array {
   const Bucket& bucket(std::int64_t window) const noexcept {
     return buckets_[static_cast<std::size_t>(by_samples_.modulo(window))];
   }
+  /// Position of (window, copy) in the bucket storage, for at().
+  std::size_t index(std::int64_t window, std::uint32_t copy) const noexcept {
+    return copy * static_cast<std::size_t>(sample_count_) +
+           static_cast<std::size_t>(by_samples_.modulo(window));
+  }
+  Bucket& at(std::size_t index) noexcept { return buckets_[index]; }
+
   Bucket& bucket(std::int64_t window, std::uint32_t copy) noexcept {
     return buckets_[copy * static_cast<std::size_t>(sample_count_) +
                     static_cast<std::size_t>(by_samples_.modulo(window))];

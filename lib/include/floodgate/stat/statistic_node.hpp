@@ -19,6 +19,17 @@ struct window_config {
   friend bool operator==(const window_config&, const window_config&) = default;
 };
 
+/** Where writes at one instant land: computed once per entry or exit and reused for every node
+    of an engine (they share the window shape), which saves the window arithmetic and the shard
+    lookup per event. */
+struct write_point {
+  std::int64_t ms;
+  std::int64_t window;
+  std::uint64_t tag;
+  std::uint32_t bucket;  ///< index of the writer's bucket for `window`
+  bool exclusive;        ///< the writer owns its shard (plain stores)
+};
+
 /** The statistics of one node: a short sliding window (2 x 500 ms by default), a one-minute
     window (60 x 1 s), the borrowed future passes and the live concurrency.
 
@@ -41,12 +52,29 @@ class statistic_node {
  public:
   explicit statistic_node(const window_config& cfg = {});
 
+  /// The write point of the calling thread at `now_ms` (valid for any node of the same shape).
+  write_point at(std::int64_t now_ms) const noexcept;
+
   // Writes.
-  void add_pass(std::int64_t now_ms, std::uint32_t n) noexcept;
-  void add_block(std::int64_t now_ms, std::uint32_t n) noexcept;
-  void add_exception(std::int64_t now_ms, std::uint32_t n) noexcept;
+  void add_pass(const write_point& p, std::uint32_t n) noexcept {
+    add_second(metric_event::pass, p, n);
+  }
+  void add_block(const write_point& p, std::uint32_t n) noexcept {
+    add_second(metric_event::block, p, n);
+  }
+  void add_exception(const write_point& p, std::uint32_t n) noexcept {
+    add_second(metric_event::exception, p, n);
+  }
   /// success += n, rt sum += rt (once, not times n: as Sentinel), min rt updated.
-  void add_rt_and_success(std::int64_t now_ms, std::int64_t rt_ms, std::uint32_t n) noexcept;
+  void add_rt_and_success(const write_point& p, std::int64_t rt_ms, std::uint32_t n) noexcept;
+  void add_pass(std::int64_t now_ms, std::uint32_t n) noexcept { add_pass(at(now_ms), n); }
+  void add_block(std::int64_t now_ms, std::uint32_t n) noexcept { add_block(at(now_ms), n); }
+  void add_exception(std::int64_t now_ms, std::uint32_t n) noexcept {
+    add_exception(at(now_ms), n);
+  }
+  void add_rt_and_success(std::int64_t now_ms, std::int64_t rt_ms, std::uint32_t n) noexcept {
+    add_rt_and_success(at(now_ms), rt_ms, n);
+  }
   void increase_concurrency() noexcept { add_concurrency(1); }
   void decrease_concurrency() noexcept { add_concurrency(-1); }
   /// A prioritized pass borrowed from a future window: minute pass += n (as Sentinel) and the
@@ -100,7 +128,7 @@ class statistic_node {
   std::uint64_t window_value(metric_event e, std::int64_t window) const noexcept;
   std::uint64_t second_tags(metric_event e) const noexcept;
   void add_concurrency(std::int64_t delta) noexcept;
-  void add_second(metric_event e, std::int64_t now_ms, std::uint64_t n) noexcept;
+  void add_second(metric_event e, const write_point& p, std::uint64_t n) noexcept;
   /// Sum of `e` over the seconds [first_second, last_second], folded and not yet folded.
   std::uint64_t seconds_sum(metric_event e, std::int64_t now_ms, std::int64_t first_second,
                             std::int64_t last_second) const noexcept;
