@@ -85,8 +85,9 @@ bool document_reader::spend(location at) {
   if (over_budget_) return false;
   if (++values_ <= max_values) return true;
   over_budget_ = true;
-  error(at, {}, "too many values (more than " + std::to_string(max_values) +
-                    ", counting each use of an alias)");
+  error(at, {},
+        "too many values (more than " + std::to_string(max_values) +
+            ", counting each use of an alias)");
   return false;
 }
 

@@ -54,8 +54,7 @@ inline constexpr enum_name<degrade_grade> degrade_grade_names[] = {
     {"error_ratio", degrade_grade::error_ratio},
     {"error_count", degrade_grade::error_count}};
 inline constexpr enum_name<authority_strategy> authority_strategy_names[] = {
-    {"white", authority_strategy::white},
-    {"black", authority_strategy::black}};
+    {"white", authority_strategy::white}, {"black", authority_strategy::black}};
 inline constexpr enum_name<param_source> param_source_names[] = {
     {"header", param_source::header},
     {"query", param_source::query},

@@ -63,12 +63,11 @@ map_reader::map_reader(document_reader& doc, const YAML::Node& map, node_path pa
       continue;
     }
     if (const field* first = find(spec->name)) {
-      const std::string message =
-          first->spelled == spelled
-              ? "duplicate key \"" + name + "\" (first at line " +
-                    std::to_string(first->key_at.line) + ")"
-              : "duplicate key: \"" + std::string(spelled) + "\" and \"" +
-                    std::string(first->spelled) + "\" are the same field";
+      const std::string message = first->spelled == spelled
+                                      ? "duplicate key \"" + name + "\" (first at line " +
+                                            std::to_string(first->key_at.line) + ")"
+                                      : "duplicate key: \"" + std::string(spelled) + "\" and \"" +
+                                            std::string(first->spelled) + "\" are the same field";
       doc_.error(key_at, path_.key(name, name).actual, message);
       continue;
     }
@@ -186,9 +185,7 @@ std::optional<bool> map_reader::boolean(std::string_view key) {
   return std::nullopt;
 }
 
-bool map_reader::plain(const YAML::Node& node) {
-  return node.IsScalar() && node.Tag() == "?";
-}
+bool map_reader::plain(const YAML::Node& node) { return node.IsScalar() && node.Tag() == "?"; }
 
 std::string map_reader::abbreviate(std::string_view text) {
   constexpr std::size_t max = 60;

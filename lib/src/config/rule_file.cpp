@@ -116,8 +116,9 @@ parse_result finish(document_reader& doc, std::optional<rule_set> rules) {
 parse_result parse_rules(std::string_view text, std::string_view file_name) {
   document_reader doc{std::string(file_name), text};
   if (text.size() > max_rule_file_bytes) {
-    doc.error({}, {}, "file is too large (" + std::to_string(text.size()) +
-                          " bytes; the limit is " + std::to_string(max_rule_file_bytes) + ")");
+    doc.error({}, {},
+              "file is too large (" + std::to_string(text.size()) + " bytes; the limit is " +
+                  std::to_string(max_rule_file_bytes) + ")");
     return finish(doc, std::nullopt);
   }
   if (auto problem = detail::check_text(text)) {
@@ -151,7 +152,8 @@ parse_result parse_rules(std::string_view text, std::string_view file_name) {
       if (!doc.exhausted()) validate_rules(doc, rules, clean);
     }
   } catch (const YAML::Exception& e) {
-    const location at = e.mark.is_null() ? location{} : location{e.mark.line + 1, e.mark.column + 1};
+    const location at =
+        e.mark.is_null() ? location{} : location{e.mark.line + 1, e.mark.column + 1};
     doc.error(at, {}, "YAML syntax error: " + e.msg);
   } catch (const std::bad_alloc&) {
     doc.error({}, {}, "out of memory while parsing");

@@ -17,8 +17,7 @@ namespace floodgate::config {
 namespace asio = boost::asio;
 
 struct rule_file_watcher::impl : std::enable_shared_from_this<impl> {
-  impl(const asio::any_io_executor& executor, engine& eng, std::string file,
-       watcher_options opts)
+  impl(const asio::any_io_executor& executor, engine& eng, std::string file, watcher_options opts)
       : strand(asio::make_strand(executor)),
         target(eng),
         path(std::move(file)),
@@ -133,8 +132,8 @@ struct rule_file_watcher::impl : std::enable_shared_from_this<impl> {
   reload_status status;
 };
 
-rule_file_watcher::rule_file_watcher(asio::any_io_executor executor, engine& eng,
-                                     std::string path, watcher_options options)
+rule_file_watcher::rule_file_watcher(asio::any_io_executor executor, engine& eng, std::string path,
+                                     watcher_options options)
     : impl_(std::make_shared<impl>(executor, eng, std::move(path), options)) {}
 
 rule_file_watcher::~rule_file_watcher() { stop(); }

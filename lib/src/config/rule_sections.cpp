@@ -14,8 +14,8 @@ constexpr std::string_view positive = "must be > 0";
 
 /// Reads a number that must be >= 0, or > 0 when `strictly_positive`.
 template <class T, class Read>
-void read_at_least(map_reader& m, std::string_view key, T& out, bool strictly_positive,
-                   presence p, Read read) {
+void read_at_least(map_reader& m, std::string_view key, T& out, bool strictly_positive, presence p,
+                   Read read) {
   if (auto v = (m.*read)(key, p)) {
     if (strictly_positive ? *v <= 0 : *v < 0) {
       m.error(key, std::string(strictly_positive ? positive : nonnegative));
@@ -113,8 +113,7 @@ degrade_rule read_degrade(map_reader& m) {
   read_ratio(m, "slowRatioThreshold", r.slow_ratio_threshold);
   read_int(m, "minRequestAmount", r.min_request_amount, true);
   read_int(m, "statIntervalMs", r.stat_interval_ms, true);
-  read_at_least(m, "timeWindow", r.time_window_sec, true, presence::required,
-                &map_reader::integer);
+  read_at_least(m, "timeWindow", r.time_window_sec, true, presence::required, &map_reader::integer);
   read_ignored_limit_app(m);
   read_sentinel_extras(m);
   return r;
@@ -281,17 +280,35 @@ void read_section(map_reader& root, std::string_view key, std::vector<Rule>& out
 
 void read_rule_document(document_reader& doc, const YAML::Node& root, rule_set& out,
                         clean_rules& clean) {
-  map_reader top(doc, root, {},
-                 {{"flow"}, {"degrade"}, {"authority"}, {"system"}, {"paramFlow"}});
+  map_reader top(doc, root, {}, {{"flow"}, {"degrade"}, {"authority"}, {"system"}, {"paramFlow"}});
   read_section(top, "flow", out.flow, clean.flow,
-               {{"name"}, {"resource"}, {"grade"}, {"count"}, {"limitApp"}, {"strategy"},
-                {"refResource"}, {"controlBehavior"}, {"warmUpPeriodSec"},
-                {"maxQueueingTimeMs"}, {"dryRun"}, {"id"}, {"regex"}, {"clusterMode"},
+               {{"name"},
+                {"resource"},
+                {"grade"},
+                {"count"},
+                {"limitApp"},
+                {"strategy"},
+                {"refResource"},
+                {"controlBehavior"},
+                {"warmUpPeriodSec"},
+                {"maxQueueingTimeMs"},
+                {"dryRun"},
+                {"id"},
+                {"regex"},
+                {"clusterMode"},
                 {"clusterConfig"}},
                read_flow);
   read_section(top, "degrade", out.degrade, clean.degrade,
-               {{"name"}, {"resource"}, {"grade"}, {"count"}, {"slowRatioThreshold"},
-                {"minRequestAmount"}, {"statIntervalMs"}, {"timeWindow"}, {"limitApp"}, {"id"},
+               {{"name"},
+                {"resource"},
+                {"grade"},
+                {"count"},
+                {"slowRatioThreshold"},
+                {"minRequestAmount"},
+                {"statIntervalMs"},
+                {"timeWindow"},
+                {"limitApp"},
+                {"id"},
                 {"regex"}},
                read_degrade);
   read_section(top, "authority", out.authority, clean.authority,
@@ -299,14 +316,34 @@ void read_rule_document(document_reader& doc, const YAML::Node& root, rule_set& 
                read_authority);
   check_one_authority_rule_per_resource(doc, top.path_of("authority"), out.authority);
   read_section(top, "system", out.system, clean.system,
-               {{"name"}, {"highestSystemLoad"}, {"highestCpuUsage"}, {"avgRt"}, {"maxThread"},
-                {"qps"}, {"resource"}, {"limitApp"}, {"id"}, {"regex"}},
+               {{"name"},
+                {"highestSystemLoad"},
+                {"highestCpuUsage"},
+                {"avgRt"},
+                {"maxThread"},
+                {"qps"},
+                {"resource"},
+                {"limitApp"},
+                {"id"},
+                {"regex"}},
                read_system);
   read_section(top, "paramFlow", out.param_flow, clean.param_flow,
-               {{"name"}, {"resource"}, {"param"}, {"paramIdx"}, {"grade"}, {"count"},
-                {"burstCount"}, {"durationInSec"}, {"controlBehavior"}, {"maxQueueingTimeMs"},
-                {"items", "paramFlowItemList"}, {"limitApp"}, {"id"}, {"regex"},
-                {"clusterMode"}, {"clusterConfig"}},
+               {{"name"},
+                {"resource"},
+                {"param"},
+                {"paramIdx"},
+                {"grade"},
+                {"count"},
+                {"burstCount"},
+                {"durationInSec"},
+                {"controlBehavior"},
+                {"maxQueueingTimeMs"},
+                {"items", "paramFlowItemList"},
+                {"limitApp"},
+                {"id"},
+                {"regex"},
+                {"clusterMode"},
+                {"clusterConfig"}},
                read_param_flow);
 }
 

@@ -31,11 +31,21 @@ struct format {
     for (std::size_t i = 0; i < s.size(); ++i) {
       const auto c = static_cast<unsigned char>(s[i]);
       switch (c) {
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
-        case '\n': out += "\\n"; break;
-        case '\r': out += "\\r"; break;
-        case '\t': out += "\\t"; break;
+        case '"':
+          out += "\\\"";
+          break;
+        case '\\':
+          out += "\\\\";
+          break;
+        case '\n':
+          out += "\\n";
+          break;
+        case '\r':
+          out += "\\r";
+          break;
+        case '\t':
+          out += "\\t";
+          break;
         default: {
           // C0 controls, DEL and the C1 controls (UTF-8 C2 80..C2 9F) are not printable in YAML.
           const bool c1 = c == 0xC2 && i + 1 < s.size() &&
@@ -69,7 +79,8 @@ struct format {
   }
 
   /// `{k: v, ...}` on one line.
-  std::string inline_map(const std::vector<std::pair<std::string_view, std::string>>& fields) const {
+  std::string inline_map(
+      const std::vector<std::pair<std::string_view, std::string>>& fields) const {
     std::string out = "{";
     for (const auto& [k, v] : fields) {
       if (out.size() > 1) out += ", ";
@@ -154,8 +165,8 @@ fields fields_of(const param_flow_rule& r, const format& f) {
     std::string items = "[";
     for (const auto& item : r.items) {
       if (items.size() > 1) items += ", ";
-      items += f.inline_map({{"value", format::string(item.value)},
-                             {"count", format::number(item.count)}});
+      items += f.inline_map(
+          {{"value", format::string(item.value)}, {"count", format::number(item.count)}});
     }
     out.emplace_back("items", items + "]");
   }

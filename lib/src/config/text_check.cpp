@@ -13,7 +13,8 @@ std::size_t utf8_length(std::string_view s, std::size_t i) {
   std::size_t n = 0;
   unsigned char lo = 0x80, hi = 0xBF;
   if (b0 < 0x80) return 1;
-  if (b0 >= 0xC2 && b0 <= 0xDF) n = 2;
+  if (b0 >= 0xC2 && b0 <= 0xDF)
+    n = 2;
   else if (b0 >= 0xE0 && b0 <= 0xEF) {
     n = 3;
     if (b0 == 0xE0) lo = 0xA0;

@@ -5,8 +5,8 @@
 
 #include "lib/config/temp_dir.hpp"
 
-#include <boost/asio/io_context.hpp>
 #include <gtest/gtest.h>
+#include <boost/asio/io_context.hpp>
 
 #include <filesystem>
 #include <string>
@@ -32,8 +32,11 @@ const bad_input bad_inputs[] = {
     // The file as a whole.
     {"Empty", "", 1, 1, "", "file is empty"},
     {"OnlyCommentsAndBlanks", "# rules go here\n\n   \n# later\n", 1, 1, "", "file is empty"},
-    {"BinaryGarbage", std::string("\x7f" "ELF\x02\x01\x01\0\0\0", 10), 1, 1, "",
-     "not a text file: control character 0x7F"},
+    {"BinaryGarbage",
+     std::string("\x7f"
+                 "ELF\x02\x01\x01\0\0\0",
+                 10),
+     1, 1, "", "not a text file: control character 0x7F"},
     {"NulByteAfterText", std::string("flow: []\n  \0x", 13), 2, 3, "",
      "not a text file: control character 0x00"},
     {"InvalidUtf8", "flow: []\n# caf\xe9\n", 2, 6, "", "not a text file: invalid UTF-8"},
@@ -77,9 +80,8 @@ const bad_input bad_inputs[] = {
     {"FlowMissingResource", "flow:\n  - count: 1\n", 2, 5, "flow[0].resource", "is required"},
     {"FlowEmptyResource", "flow:\n  - {resource: \"\", count: 1}\n", 2, 16, "flow[0].resource",
      "must not be empty"},
-    {"FlowNegativeCount",
-     "flow:\n  - resource: a\n    count: 1\n  - resource: b\n    count: -5\n", 5, 12,
-     "flow[1].count", "must be >= 0"},
+    {"FlowNegativeCount", "flow:\n  - resource: a\n    count: 1\n  - resource: b\n    count: -5\n",
+     5, 12, "flow[1].count", "must be >= 0"},
     {"FlowCountQuoted", "flow:\n  - {resource: a, count: \"10\"}\n", 2, 26, "flow[0].count",
      "must be a number, not a quoted string"},
     {"FlowCountNotANumber", "flow:\n  - {resource: a, count: ten}\n", 2, 26, "flow[0].count",
@@ -92,9 +94,9 @@ const bad_input bad_inputs[] = {
      "flow[0].grade", "unknown value \"qpss\"; expected qps (1) | concurrency (0)"},
     {"FlowUnknownGradeCode", "flow:\n  - {resource: a, count: 1, grade: 7}\n", 2, 36,
      "flow[0].grade", "unknown value \"7\""},
-    {"FlowUnknownControlBehavior",
-     "flow:\n  - {resource: a, count: 1, controlBehavior: queue}\n", 2, 46,
-     "flow[0].controlBehavior", "unknown value \"queue\"; expected reject (0) | warm_up (1)"},
+    {"FlowUnknownControlBehavior", "flow:\n  - {resource: a, count: 1, controlBehavior: queue}\n",
+     2, 46, "flow[0].controlBehavior",
+     "unknown value \"queue\"; expected reject (0) | warm_up (1)"},
     {"FlowRelateWithoutRefResource", "flow:\n  - resource: a\n    count: 1\n    strategy: relate\n",
      2, 5, "flow[0].refResource", "is required when strategy is relate"},
     {"FlowChainWithEmptyRefResource",
@@ -103,14 +105,15 @@ const bad_input bad_inputs[] = {
     {"FlowWarmUpPeriodZero",
      "flow:\n  - {resource: a, count: 1, controlBehavior: warm_up, warmUpPeriodSec: 0}\n", 2, 72,
      "flow[0].warmUpPeriodSec", "must be > 0"},
-    {"FlowWarmUpPeriodFractional", "flow:\n  - {resource: a, count: 1, warmUpPeriodSec: 2.5}\n",
-     2, 46, "flow[0].warmUpPeriodSec", "must be an integer, not \"2.5\""},
-    {"FlowWarmUpPeriodOutOfRange",
-     "flow:\n  - {resource: a, count: 1, warmUpPeriodSec: 1e12}\n", 2, 46,
-     "flow[0].warmUpPeriodSec", "must be an integer between"},
+    {"FlowWarmUpPeriodFractional", "flow:\n  - {resource: a, count: 1, warmUpPeriodSec: 2.5}\n", 2,
+     46, "flow[0].warmUpPeriodSec", "must be an integer, not \"2.5\""},
+    {"FlowWarmUpPeriodOutOfRange", "flow:\n  - {resource: a, count: 1, warmUpPeriodSec: 1e12}\n", 2,
+     46, "flow[0].warmUpPeriodSec", "must be an integer between"},
     {"FlowThrottlingWithoutQueueing",
-     "flow:\n  - {resource: a, count: 1, controlBehavior: throttling, maxQueueingTimeMs: 0}\n", 2, 77, "flow[0].maxQueueingTimeMs", "must be > 0 for throttling"},
-    {"FlowNegativeQueueing", "flow:\n  - {resource: a, count: 1, maxQueueingTimeMs: -1}\n", 2, 48, "flow[0].maxQueueingTimeMs", "must be >= 0"},
+     "flow:\n  - {resource: a, count: 1, controlBehavior: throttling, maxQueueingTimeMs: 0}\n", 2,
+     77, "flow[0].maxQueueingTimeMs", "must be > 0 for throttling"},
+    {"FlowNegativeQueueing", "flow:\n  - {resource: a, count: 1, maxQueueingTimeMs: -1}\n", 2, 48,
+     "flow[0].maxQueueingTimeMs", "must be >= 0"},
     {"FlowConcurrencyWithWarmUp",
      "flow:\n  - {resource: a, count: 1, grade: concurrency, controlBehavior: warm_up}\n", 2, 66,
      "flow[0].controlBehavior", "must be reject for concurrency rules"},
@@ -125,9 +128,8 @@ const bad_input bad_inputs[] = {
      "degrade[0].timeWindow", "is required"},
     {"DegradeZeroTimeWindow", "degrade:\n  - {resource: a, count: 1, timeWindow: 0}\n", 2, 41,
      "degrade[0].timeWindow", "must be > 0"},
-    {"DegradeUnknownGrade",
-     "degrade:\n  - {resource: a, count: 1, timeWindow: 1, grade: slow}\n", 2, 51,
-     "degrade[0].grade", "unknown value \"slow\"; expected slow_request_ratio (0)"},
+    {"DegradeUnknownGrade", "degrade:\n  - {resource: a, count: 1, timeWindow: 1, grade: slow}\n",
+     2, 51, "degrade[0].grade", "unknown value \"slow\"; expected slow_request_ratio (0)"},
     {"DegradeErrorRatioAboveOne",
      "degrade:\n  - {resource: a, grade: error_ratio, count: 1.5, timeWindow: 1}\n", 2, 46,
      "degrade[0].count", "must be between 0 and 1 for error_ratio"},
@@ -141,8 +143,8 @@ const bad_input bad_inputs[] = {
      "degrade:\n  - {resource: a, count: 1, timeWindow: 1, limitApp: billing}\n", 2, 54,
      "degrade[0].limitApp", "is not supported on this rule type"},
     // authority.
-    {"AuthorityUnknownStrategy", "authority:\n  - {resource: a, limitApp: x, strategy: grey}\n",
-     2, 42, "authority[0].strategy", "unknown value \"grey\"; expected white (0) | black (1)"},
+    {"AuthorityUnknownStrategy", "authority:\n  - {resource: a, limitApp: x, strategy: grey}\n", 2,
+     42, "authority[0].strategy", "unknown value \"grey\"; expected white (0) | black (1)"},
     {"AuthorityMissingLimitApp", "authority:\n  - resource: a\n    strategy: black\n", 2, 5,
      "authority[0].limitApp", "is required"},
     {"AuthoritySecondRuleForAResource",
@@ -153,14 +155,13 @@ const bad_input bad_inputs[] = {
      "system[0].highestCpuUsage", "must be between 0 and 1, or -1 (off)"},
     {"SystemQpsNotANumber", "system:\n  - {qps: many}\n", 2, 11, "system[0].qps",
      "must be a number, not \"many\""},
-    {"SystemRuleWithResource", "system:\n  - {resource: a, qps: 10}\n", 2, 16,
-     "system[0].resource", "system rules are global"},
+    {"SystemRuleWithResource", "system:\n  - {resource: a, qps: 10}\n", 2, 16, "system[0].resource",
+     "system rules are global"},
     // Found by the rule types' own validate(), located through the paths it reports.
     {"ModuleFlowBlankResource", "flow:\n  - {resource: \"  \", count: 1}\n", 2, 16,
      "flow[0].resource", "must not be empty"},
-    {"ModuleAuthorityLimitAppWithoutOrigins",
-     "authority:\n  - {resource: a, limitApp: \",\"}\n", 2, 29, "authority[0].limitApp",
-     "must name at least one origin"},
+    {"ModuleAuthorityLimitAppWithoutOrigins", "authority:\n  - {resource: a, limitApp: \",\"}\n", 2,
+     29, "authority[0].limitApp", "must name at least one origin"},
     {"ModuleSystemNegativeOtherThanOff", "system:\n  - {maxThread: -5}\n", 2, 17,
      "system[0].maxThread", "must be >= 0, or -1 (off)"},
     // paramFlow.
@@ -188,7 +189,8 @@ const bad_input bad_inputs[] = {
     {"ParamFlowDuplicateItemValue",
      "paramFlow:\n  - resource: a\n    count: 1\n    paramIdx: 0\n"
      "    items: [{value: vip, count: 5}, {value: vip, count: 6}]\n",
-     5, 45, "paramFlow[0].items[1].value", "duplicate value \"vip\" (first at paramFlow[0].items[0])"},
+     5, 45, "paramFlow[0].items[1].value",
+     "duplicate value \"vip\" (first at paramFlow[0].items[0])"},
     {"SentinelParamFlowItemWithoutCount",
      "paramFlow: [{\"resource\": \"a\", \"count\": 1, \"paramIdx\": 0,\n"
      "  \"paramFlowItemList\": [{\"object\": \"vip\", \"classType\": \"java.lang.String\"}]}]\n",

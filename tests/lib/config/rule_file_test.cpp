@@ -27,38 +27,65 @@ rule_set full_rules() {
   rule_set r;
   r.flow = {
       {.name = "hello-qps", .resource = "GET:/hello", .count = 100},
-      {.resource = "GET:/users/{id}", .grade = flow_grade::concurrency, .count = 8,
+      {.resource = "GET:/users/{id}",
+       .grade = flow_grade::concurrency,
+       .count = 8,
        .limit_app = "billing"},
-      {.resource = "GET:/work", .count = 50, .strategy = flow_strategy::relate,
-       .ref_resource = "backend:work", .behavior = control_behavior::warm_up,
+      {.resource = "GET:/work",
+       .count = 50,
+       .strategy = flow_strategy::relate,
+       .ref_resource = "backend:work",
+       .behavior = control_behavior::warm_up,
        .warm_up_period_sec = 5},
-      {.resource = "backend:work", .count = 20, .strategy = flow_strategy::chain,
-       .ref_resource = "http-inbound", .behavior = control_behavior::throttling,
-       .max_queueing_time_ms = 250, .dry_run = true},
-      {.resource = "GET:/status/{code}", .count = 0.5,
-       .behavior = control_behavior::warm_up_throttling, .warm_up_period_sec = 3,
+      {.resource = "backend:work",
+       .count = 20,
+       .strategy = flow_strategy::chain,
+       .ref_resource = "http-inbound",
+       .behavior = control_behavior::throttling,
+       .max_queueing_time_ms = 250,
+       .dry_run = true},
+      {.resource = "GET:/status/{code}",
+       .count = 0.5,
+       .behavior = control_behavior::warm_up_throttling,
+       .warm_up_period_sec = 3,
        .max_queueing_time_ms = 100},
   };
   r.degrade = {
-      {.name = "work-slow", .resource = "GET:/work", .count = 200, .slow_ratio_threshold = 0.5,
+      {.name = "work-slow",
+       .resource = "GET:/work",
+       .count = 200,
+       .slow_ratio_threshold = 0.5,
        .time_window_sec = 10},
-      {.resource = "GET:/status/{code}", .grade = degrade_grade::error_ratio, .count = 0.25,
-       .min_request_amount = 10, .stat_interval_ms = 2000, .time_window_sec = 5},
-      {.resource = "backend:work", .grade = degrade_grade::error_count, .count = 3,
+      {.resource = "GET:/status/{code}",
+       .grade = degrade_grade::error_ratio,
+       .count = 0.25,
+       .min_request_amount = 10,
+       .stat_interval_ms = 2000,
+       .time_window_sec = 5},
+      {.resource = "backend:work",
+       .grade = degrade_grade::error_count,
+       .count = 3,
        .time_window_sec = 1},
   };
   r.authority = {
       {.name = "admin-ops", .resource = "GET:/admin", .limit_app = "ops,cron"},
-      {.resource = "GET:/users/{id}", .strategy = authority_strategy::black,
+      {.resource = "GET:/users/{id}",
+       .strategy = authority_strategy::black,
        .limit_app = "scraper"},
   };
   r.system = {{.name = "cpu", .highest_cpu_usage = 0.95}, {.max_thread = 400}};
   r.param_flow = {
-      {.name = "per-user", .resource = "GET:/hello",
-       .param = param_selector{param_source::header, "X-User"}, .count = 5, .burst_count = 2,
+      {.name = "per-user",
+       .resource = "GET:/hello",
+       .param = param_selector{param_source::header, "X-User"},
+       .count = 5,
+       .burst_count = 2,
        .items = {{"vip", 100}, {"blocked", 0}}},
-      {.resource = "GET:/users/{id}", .param = param_selector{param_source::client_ip, ""},
-       .count = 10, .duration_in_sec = 2, .behavior = control_behavior::throttling,
+      {.resource = "GET:/users/{id}",
+       .param = param_selector{param_source::client_ip, ""},
+       .count = 10,
+       .duration_in_sec = 2,
+       .behavior = control_behavior::throttling,
        .max_queueing_time_ms = 300},
       {.resource = "lib:call", .param_idx = -1, .grade = flow_grade::concurrency, .count = 3},
   };
@@ -89,7 +116,8 @@ degrade:
     timeWindow: 3
 )");
   ASSERT_EQ(r.flow.size(), 1u);
-  EXPECT_EQ(r.flow[0], (flow_rule{.resource = "abc", .grade = flow_grade::concurrency, .count = 20}));
+  EXPECT_EQ(r.flow[0],
+            (flow_rule{.resource = "abc", .grade = flow_grade::concurrency, .count = 20}));
   EXPECT_EQ(r.degrade.size(), 1u);
 }
 
@@ -122,8 +150,9 @@ authority:
 }
 
 TEST(RuleFile, NullMeansNotGiven) {
-  const rule_set r = parse_ok("flow:\n  - {resource: a, count: 1, limitApp: ~, refResource: null}\n"
-                              "degrade:\n");
+  const rule_set r = parse_ok(
+      "flow:\n  - {resource: a, count: 1, limitApp: ~, refResource: null}\n"
+      "degrade:\n");
   ASSERT_EQ(r.flow.size(), 1u);
   EXPECT_EQ(r.flow[0].limit_app, "default");
   EXPECT_TRUE(r.degrade.empty());
@@ -190,7 +219,8 @@ TEST(RuleFile, ReportsEveryErrorOfTheFileInFileOrder) {
 degrade:
   - resource: b
     count: 1
-)", "rules.yaml");
+)",
+                                     "rules.yaml");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error_text(),
             "rules.yaml:3:12: flow[0].count: must be >= 0\n"

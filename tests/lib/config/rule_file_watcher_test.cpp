@@ -5,12 +5,12 @@
 
 #include "lib/config/temp_dir.hpp"
 
-#include <boost/asio/io_context.hpp>
 #include <gtest/gtest.h>
+#include <boost/asio/io_context.hpp>
 
 #include <sys/stat.h>
-#include <utime.h>
 #include <unistd.h>
+#include <utime.h>
 
 #include <chrono>
 #include <cstdio>
@@ -78,8 +78,8 @@ TEST_F(RuleFileWatcher, StartWithAMissingFileIsAnErrorAndLoadsNothing) {
   rule_file_watcher watcher(io_.get_executor(), eng_, dir_.file("absent.yaml"), inotify_only);
   const parse_result result = watcher.start();
   ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.error_text(), dir_.file("absent.yaml") +
-                                     ": cannot open: No such file or directory\n");
+  EXPECT_EQ(result.error_text(),
+            dir_.file("absent.yaml") + ": cannot open: No such file or directory\n");
   EXPECT_EQ(eng_.rules(), rule_set{});
   EXPECT_EQ(watcher.status().failures, 1u);
   EXPECT_FALSE(watcher.status().ok);
@@ -207,12 +207,13 @@ TEST_F(RuleFileWatcher, RapidSuccessiveEditsEndWithTheLastInForce) {
 
 TEST_F(RuleFileWatcher, TouchAndUnchangedContentAreNotAttempts) {
   const std::string path = dir_.write("rules.yaml", rules_with_count(1));
-  rule_file_watcher watcher(io_.get_executor(), eng_, path, {.debounce = 20ms, .poll_interval = 50ms});
+  rule_file_watcher watcher(io_.get_executor(), eng_, path,
+                            {.debounce = 20ms, .poll_interval = 50ms});
   ASSERT_TRUE(watcher.start().ok());
   const std::uint64_t version = eng_.rules_version();
-  ASSERT_EQ(::utime(path.c_str(), nullptr), 0);  // touch
+  ASSERT_EQ(::utime(path.c_str(), nullptr), 0);   // touch
   dir_.write("rules.yaml", rules_with_count(1));  // same bytes again
-  io_.run_for(400ms);  // several debounces and polls
+  io_.run_for(400ms);                             // several debounces and polls
   EXPECT_EQ(watcher.status().successes, 1u);
   EXPECT_EQ(eng_.rules_version(), version);
 }
@@ -255,7 +256,8 @@ TEST_F(RuleFileWatcher, ReloadNowAttemptsEvenWhenNothingChanged) {
 
 TEST_F(RuleFileWatcher, StoppedWatcherNoLongerReloads) {
   const std::string path = dir_.write("rules.yaml", rules_with_count(1));
-  rule_file_watcher watcher(io_.get_executor(), eng_, path, {.debounce = 20ms, .poll_interval = 50ms});
+  rule_file_watcher watcher(io_.get_executor(), eng_, path,
+                            {.debounce = 20ms, .poll_interval = 50ms});
   ASSERT_TRUE(watcher.start().ok());
   watcher.stop();
   watcher.stop();

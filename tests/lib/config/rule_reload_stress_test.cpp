@@ -8,8 +8,8 @@
 
 #include "lib/config/temp_dir.hpp"
 
-#include <boost/asio/io_context.hpp>
 #include <gtest/gtest.h>
+#include <boost/asio/io_context.hpp>
 
 #include <atomic>
 #include <string>
@@ -84,7 +84,7 @@ TEST(RuleReloadConcurrent, EveryRequestSeesOneCompleteRuleSetAndUnchangedBreaker
 
   std::atomic<bool> done{false};
   std::atomic<std::uint64_t> checks{0};
-  std::atomic<std::uint64_t> mixed{0};      // r1 or r2 passed
+  std::atomic<std::uint64_t> mixed{0};          // r1 or r2 passed
   std::atomic<std::uint64_t> breaker_reset{0};  // r3 passed
   std::atomic<std::uint64_t> status_failures{0};
   std::vector<std::thread> requests;

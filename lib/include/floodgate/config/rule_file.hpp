@@ -18,8 +18,8 @@ inline constexpr std::size_t max_rule_file_bytes = 1024 * 1024;
 /// One problem of a rule file, located. Printed as `FILE:LINE:COLUMN: PATH: message`.
 struct rule_file_error {
   std::string file;
-  int line = 0;    ///< 1-based
-  int column = 0;  ///< 1-based
+  int line = 0;      ///< 1-based
+  int column = 0;    ///< 1-based
   std::string path;  ///< `flow[1].count`; empty for file-level errors (syntax, unreadable)
   std::string message;
   std::string to_string() const;

@@ -18,8 +18,8 @@ struct reload_status {
   std::string file;
   std::int64_t time_unix_ms = 0;  ///< wall-clock time of the attempt
   bool ok = false;
-  std::string error;               ///< all errors, one per line; empty when ok
-  std::uint64_t successes = 0;     ///< every successful attempt, the initial load included
+  std::string error;            ///< all errors, one per line; empty when ok
+  std::uint64_t successes = 0;  ///< every successful attempt, the initial load included
   std::uint64_t failures = 0;
 };
 
