@@ -165,12 +165,14 @@ TEST_F(DemoTest, ThrottledRequestsAreSpacedWhileTheServerKeepsServing) {
   const auto other_ms = clock_type::now() - t0;
   burst.join();
   EXPECT_EQ(other.status, 200u);
-  EXPECT_LT(other_ms, 150ms) << "the server must keep serving while requests are held back";
+  // A thread held by the queue would answer only after the last admission (600 ms).
+  EXPECT_LT(other_ms, 300ms) << "the server must keep serving while requests are held back";
+  EXPECT_LT(other_ms, rs.back().second - t0);
   ASSERT_EQ(count_status(rs, 200), 4);
   for (std::size_t i = 1; i < rs.size(); ++i) {
-    EXPECT_GE(rs[i].second - rs[i - 1].second, 150ms) << "admissions 200 ms apart";
+    // Admissions are 200 ms apart; timers never fire early, the first may have come late.
+    EXPECT_GE(rs[i].second - rs[0].second, static_cast<long>(i) * 200ms - 80ms) << i;
   }
-  EXPECT_LT(other_ms, rs.back().second - t0);
 }
 
 TEST_F(DemoTest, BreakerOpensOnServerErrorsAndClosesAfterAGoodProbe) {
@@ -222,7 +224,7 @@ TEST_F(DemoTest, BreakerOpensOnSlowResponsesAndLetsExactlyOneProbeThrough) {
   };
   wait_for_probe_time();
   // Four at once: the slow probe is still in flight when the others arrive.
-  const auto rs = concurrently(demo_->port(), "/work?ms=400", 4);
+  const auto rs = concurrently(demo_->port(), "/work?ms=800", 4);
   EXPECT_EQ(count_status(rs, 200), 1);
   EXPECT_EQ(count_status(rs, 503), 3);
   // The probe was slow: open again; a fast probe then closes it.
