@@ -7,6 +7,7 @@
 #include <floodgate/core/entry_options.hpp>
 
 #include <array>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -83,14 +84,17 @@ class request_params {
     }
   }
 
-  std::string& next_scratch() noexcept { return scratch_[next_++ % scratch_.size()]; }
+  std::string& next_scratch() {
+    if (!scratch_) scratch_.emplace();  // only requests that a rule asks for a value pay
+    return (*scratch_)[next_++ % scratch_->size()];
+  }
 
   const Fields* fields_;
   std::string_view target_;
   std::string_view origin_;
   const boost::asio::ip::address* peer_;
   const guard_options* options_;
-  std::array<std::string, 4> scratch_;  // one per paramFlow rule checked (engine holds <= 4)
+  std::optional<std::array<std::string, 4>> scratch_;  // one per paramFlow rule checked
   std::size_t next_ = 0;
 };
 
