@@ -1,8 +1,8 @@
 // The real demo's start-up, flags, malformed requests, disconnects and graceful shutdown.
 #include "support/demo_fixture.hpp"
 
-#include <csignal>
 #include <chrono>
+#include <csignal>
 #include <thread>
 
 namespace floodgate::test {
@@ -16,8 +16,8 @@ TEST_F(DemoTest, PrintsWhereItListensWithTheBoundPorts) {
   EXPECT_NE(demo_->port(), 0);
   EXPECT_NE(demo_->admin_port(), 0);
   EXPECT_EQ(demo_->out(), "listening on http://127.0.0.1:" + std::to_string(demo_->port()) +
-                              "\nadmin on http://127.0.0.1:" +
-                              std::to_string(demo_->admin_port()) + "\n");
+                              "\nadmin on http://127.0.0.1:" + std::to_string(demo_->admin_port()) +
+                              "\n");
 }
 
 TEST_F(DemoTest, BadRulesFileExitsWithCode2AndTheError) {
@@ -31,6 +31,18 @@ TEST_F(DemoTest, BadRulesFileExitsWithCode2AndTheError) {
   EXPECT_EQ(run_demo({"--rules", bad.path() + ".missing"}, 30s).exit_code, 2);
   rules_dir empty{""};
   EXPECT_EQ(run_demo({"--rules", empty.path()}, 30s).exit_code, 2);
+}
+
+TEST_F(DemoTest, EveryStartUpRuleErrorIsAFileLineColumnLine) {
+  rules_dir syntax{"flow:\n  - resource: [\n"};
+  const demo_result broken = run_demo({"--rules", syntax.path()}, 30s);
+  EXPECT_EQ(broken.exit_code, 2);
+  EXPECT_EQ(broken.err.rfind(syntax.path() + ":3:1: YAML syntax error: ", 0), 0u) << broken.err;
+
+  const std::string missing = syntax.path() + ".missing";
+  const demo_result absent = run_demo({"--rules", missing}, 30s);
+  EXPECT_EQ(absent.exit_code, 2);
+  EXPECT_EQ(absent.err, missing + ":1:1: cannot open: No such file or directory\n");
 }
 
 TEST_F(DemoTest, UnknownFlagsAreRejected) {
@@ -59,10 +71,10 @@ TEST_F(DemoTest, MalformedRequestsAreRefusedWithoutTouchingStatistics) {
   const http_response version = refused("GET /hello HTTP/7.0\r\nHost: x\r\n\r\n");
   EXPECT_TRUE(version.status == 0 || version.status == 400) << version.status;
   EXPECT_EQ(refused("GET /hello HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n").status, 400u);
-  EXPECT_EQ(refused("GET /hello HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(9000, 'a') +
-                    "\r\n\r\n")
-                .status,
-            431u);
+  EXPECT_EQ(
+      refused("GET /hello HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(9000, 'a') + "\r\n\r\n")
+          .status,
+      431u);
   EXPECT_EQ(refused("POST /hello HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\n\r\n").status,
             413u);
   EXPECT_TRUE(admin_json("/floodgate/resources").as_array().empty());
@@ -79,8 +91,8 @@ TEST_F(DemoTest, ClientDisconnectMidRequestLeavesNothingInFlight) {
   EXPECT_EQ(inflight("backend:work"), 1.0);
   const auto t0 = clock_type::now();
   c.close();
-  EXPECT_TRUE(eventually(
-      [&] { return inflight("GET:/work") == 0 && inflight("backend:work") == 0; }, 10s));
+  EXPECT_TRUE(
+      eventually([&] { return inflight("GET:/work") == 0 && inflight("backend:work") == 0; }, 10s));
   EXPECT_LT(clock_type::now() - t0, 5s) << "the handler is cancelled, not waited for";
   const auto resources = admin_json("/floodgate/resources").as_array();
   for (const auto& r : resources) EXPECT_EQ(r.at("concurrency").to_number<int>(), 0);

@@ -50,6 +50,9 @@ bool document_reader::quote_closed(const YAML::Node& node) const {
 
 void document_reader::error(location at, std::string path, std::string message) {
   if (capped_) return;
+  // Every error prints as FILE:LINE:COLUMN (SPEC §3); one about the file as a whole (unreadable,
+  // too large, a syntax error yaml-cpp does not place) points at its start.
+  if (at.line <= 0) at = {1, 1};
   if (errors_.size() == max_errors) {
     capped_ = true;
     errors_.push_back({file_, at.line, at.column, {}, "too many errors; stopping here"});

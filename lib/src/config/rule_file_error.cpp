@@ -3,10 +3,7 @@
 namespace floodgate::config {
 
 std::string rule_file_error::to_string() const {
-  std::string out = file;
-  // File-level errors (unreadable, too large) have no position.
-  if (line > 0) out += ":" + std::to_string(line) + ":" + std::to_string(column);
-  out += ": ";
+  std::string out = file + ":" + std::to_string(line) + ":" + std::to_string(column) + ": ";
   if (!path.empty()) out += path + ": ";
   return out + message;
 }

@@ -42,14 +42,14 @@ struct rule_file_watcher::impl : std::enable_shared_from_this<impl> {
     if (file.ok()) {
       result = parse_rules(file.text, path);
     } else {
-      result.errors.push_back({path, 0, 0, {}, std::move(file.error)});
+      result.errors.push_back({path, 1, 1, {}, std::move(file.error)});
     }
     if (result.ok()) {
       const load_result loaded = target.load_rules(*result.rules);
       if (!loaded) {
         result.rules.reset();
         for (const rule_error& e : loaded.errors) {
-          result.errors.push_back({path, 0, 0, e.path, e.message});
+          result.errors.push_back({path, 1, 1, e.path, e.message});
         }
       }
     }

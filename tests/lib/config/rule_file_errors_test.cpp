@@ -40,9 +40,9 @@ const bad_input bad_inputs[] = {
     {"NulByteAfterText", std::string("flow: []\n  \0x", 13), 2, 3, "",
      "not a text file: control character 0x00"},
     {"InvalidUtf8", "flow: []\n# caf\xe9\n", 2, 6, "", "not a text file: invalid UTF-8"},
-    {"Directory", "", 0, 0, "", "is a directory", file_kind::directory},
-    {"HundredMegabytes", "", 0, 0, "", "file is too large (104857600 bytes", file_kind::huge},
-    {"MissingFile", "", 0, 0, "", "cannot open: No such file or directory", file_kind::missing},
+    {"Directory", "", 1, 1, "", "is a directory", file_kind::directory},
+    {"HundredMegabytes", "", 1, 1, "", "file is too large (104857600 bytes", file_kind::huge},
+    {"MissingFile", "", 1, 1, "", "cannot open: No such file or directory", file_kind::missing},
     // YAML syntax.
     {"UnclosedFlowSequence", "flow: [{resource: a, count: 1}\n", 2, 1, "",
      "YAML syntax error: end of sequence flow not found"},

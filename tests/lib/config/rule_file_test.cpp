@@ -205,8 +205,8 @@ TEST(RuleFile, ErrorsPrintAsFileLineColumnPathMessage) {
   EXPECT_EQ(located.to_string(), "rules.yaml:7:12: flow[1].count: must be >= 0");
   const rule_file_error syntax{"rules.yaml", 3, 1, "", "YAML syntax error: x"};
   EXPECT_EQ(syntax.to_string(), "rules.yaml:3:1: YAML syntax error: x");
-  const rule_file_error unreadable{"rules.yaml", 0, 0, "", "cannot open: x"};
-  EXPECT_EQ(unreadable.to_string(), "rules.yaml: cannot open: x");
+  const rule_file_error unreadable{"rules.yaml", 1, 1, "", "cannot open: x"};
+  EXPECT_EQ(unreadable.to_string(), "rules.yaml:1:1: cannot open: x");
 }
 
 TEST(RuleFile, ReportsEveryErrorOfTheFileInFileOrder) {

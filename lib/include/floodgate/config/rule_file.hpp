@@ -18,8 +18,8 @@ inline constexpr std::size_t max_rule_file_bytes = 1024 * 1024;
 /// One problem of a rule file, located. Printed as `FILE:LINE:COLUMN: PATH: message`.
 struct rule_file_error {
   std::string file;
-  int line = 0;      ///< 1-based
-  int column = 0;    ///< 1-based
+  int line = 1;      ///< 1-based; 1 for errors about the file as a whole
+  int column = 1;    ///< 1-based
   std::string path;  ///< `flow[1].count`; empty for file-level errors (syntax, unreadable)
   std::string message;
   std::string to_string() const;
@@ -49,8 +49,8 @@ struct parse_result {
     are errors (not supported yet).
 
     Errors carry the 1-based line and column of the offending value (of the key for unknown and
-    duplicate keys, of the rule for missing fields); file-level errors (unreadable, too large)
-    have line 0. At most 1000 errors are listed. */
+    duplicate keys, of the rule for missing fields); errors about the file as a whole
+    (unreadable, too large) are at 1:1. At most 1000 errors are listed. */
 parse_result parse_rules(std::string_view text, std::string_view file_name);
 
 /// Reads and parses a file (size-capped). A missing, unreadable or empty file is an error.
