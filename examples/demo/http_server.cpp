@@ -18,6 +18,7 @@
 #include <boost/beast/http/write.hpp>
 
 #include <list>
+#include <tuple>
 
 namespace floodgate::demo {
 
@@ -113,8 +114,8 @@ asio::awaitable<http::message_generator> handle(const request_handler& handler, 
 
 asio::awaitable<void> write_error(beast::tcp_stream& stream, http::status status,
                                   std::chrono::seconds timeout) {
-  auto res = floodgate::beast::make_error_response(status, std::string(http::obsolete_reason(status)), 11,
-                                        false);
+  auto res = floodgate::beast::make_error_response(
+      status, std::string(http::obsolete_reason(status)), 11, false);
   stream.expires_after(timeout);
   co_await http::async_write(stream, res, use_tuple);
 }
@@ -149,7 +150,15 @@ asio::awaitable<void> session(std::shared_ptr<http_server::shard> sh,
       }
       self->parser = &parser;
       stream.expires_after(limits.read_timeout);
-      auto [read_ec, read_n] = co_await http::async_read(stream, buffer, parser, use_tuple);
+      auto [read_ec, header_bytes] =
+          co_await http::async_read_header(stream, buffer, parser, use_tuple);
+      // Beast counts the limit per parse call, not per header: bytes parsed by an earlier call
+      // (the request line and first fields, when they arrive first) escape it. Checked whole here.
+      if (!read_ec && header_bytes > limits.header_limit) read_ec = http::error::header_limit;
+      if (!read_ec && !parser.is_done()) {
+        std::tie(read_ec, std::ignore) =
+            co_await http::async_read(stream, buffer, parser, use_tuple);
+      }
       self->parser = nullptr;
       if (read_ec) {
         // Malformed requests never reach the middleware: no statistics are touched.
@@ -163,8 +172,8 @@ asio::awaitable<void> session(std::shared_ptr<http_server::shard> sh,
         req.keep_alive(false);
       }
       stream.expires_never();
-      auto outcome = co_await (handle(*handler, std::move(req), peer) ||
-                               watch_disconnect(stream, buffer));
+      auto outcome =
+          co_await (handle(*handler, std::move(req), peer) || watch_disconnect(stream, buffer));
       if (outcome.index() != 0) {
         break;  // the client went away; the handler was cancelled
       }

@@ -27,11 +27,11 @@ using tcp = asio::ip::tcp;
 using request = http::request<http::string_body>;
 
 /// Answers one request; runs on the connection's thread and may suspend.
-using request_handler =
-    std::function<asio::awaitable<http::message_generator>(request, floodgate::beast::request_info)>;
+using request_handler = std::function<asio::awaitable<http::message_generator>(
+    request, floodgate::beast::request_info)>;
 
 struct server_limits {
-  std::size_t header_limit = 8 * 1024;    ///< larger request headers: 431
+  std::size_t header_limit = 8 * 1024;    ///< request line + fields + blank line; larger: 431
   std::size_t body_limit = 1024 * 1024;   ///< larger bodies: 413
   std::chrono::seconds read_timeout{30};  ///< idle keep-alive and slow requests
   std::chrono::seconds write_timeout{30};

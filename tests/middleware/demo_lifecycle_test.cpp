@@ -83,6 +83,26 @@ TEST_F(DemoTest, MalformedRequestsAreRefusedWithoutTouchingStatistics) {
   EXPECT_EQ(get("/hello", {{"X-Big", std::string(7000, 'a')}}).status, 200u);
 }
 
+TEST_F(DemoTest, RequestHeaderOfMoreThan8KiBIs431ToTheByte) {
+  start("{}");
+  // Request line, fields and the blank line that ends them: `size` bytes in all.
+  const auto request_of = [](std::size_t size) {
+    const std::string frame = "GET /hello HTTP/1.1\r\nHost: x\r\nX-Pad: \r\n\r\n";
+    std::string request = frame;
+    request.insert(frame.find("\r\n\r\n"), std::string(size - frame.size(), 'a'));
+    return request;
+  };
+  const auto status_of = [&](std::size_t size) {
+    http_connection c{demo_->port()};
+    c.send_raw(request_of(size));
+    return c.read_response().status;
+  };
+  ASSERT_EQ(request_of(8192).size(), 8192u);
+  EXPECT_EQ(status_of(8192), 200u);
+  EXPECT_EQ(status_of(8193), 431u);
+  EXPECT_EQ(status_of(8230), 431u);
+}
+
 TEST_F(DemoTest, ClientDisconnectMidRequestLeavesNothingInFlight) {
   start("{}");
   http_connection c{demo_->port()};
