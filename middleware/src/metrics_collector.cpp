@@ -45,12 +45,12 @@ ClientMetric gauge(std::vector<ClientMetric::Label> labels, double value) {
 
 double as_double(std::uint64_t v) { return static_cast<double>(v); }
 
-constexpr std::array<block_reason, 5> spec_reasons = {
-    block_reason::flow, block_reason::param_flow, block_reason::degrade, block_reason::system,
-    block_reason::authority};
+constexpr std::array<block_reason, 5> spec_reasons = {block_reason::flow, block_reason::param_flow,
+                                                      block_reason::degrade, block_reason::system,
+                                                      block_reason::authority};
 
-constexpr std::array<breaker_state, 3> breaker_states = {
-    breaker_state::closed, breaker_state::open, breaker_state::half_open};
+constexpr std::array<breaker_state, 3> breaker_states = {breaker_state::closed, breaker_state::open,
+                                                         breaker_state::half_open};
 
 /// The transitions Sentinel's state machine can make.
 constexpr std::array<std::pair<breaker_state, breaker_state>, 4> breaker_transitions = {{
@@ -130,22 +130,22 @@ void metrics_collector::collect_resources(std::vector<MetricFamily>& out) const 
     // User slots' blocks are listed only when there are some.
     if (const auto custom = load(t.blocked[static_cast<std::size_t>(block_reason::custom)])) {
       blocked_sum += custom;
-      blocked.metric.push_back(counter({label(metrics::label_resource, name),
-                                        label(metrics::label_reason, "custom")},
-                                       as_double(custom)));
+      blocked.metric.push_back(
+          counter({label(metrics::label_resource, name), label(metrics::label_reason, "custom")},
+                  as_double(custom)));
     }
-    requests.metric.push_back(counter(
-        {label(metrics::label_resource, name), label(metrics::label_result, "passed")},
-        as_double(load(t.passed))));
-    requests.metric.push_back(counter(
-        {label(metrics::label_resource, name), label(metrics::label_result, "blocked")},
-        as_double(blocked_sum)));
-    completed.metric.push_back(counter(
-        {label(metrics::label_resource, name), label(metrics::label_outcome, "success")},
-        as_double(last)));
-    completed.metric.push_back(counter(
-        {label(metrics::label_resource, name), label(metrics::label_outcome, "error")},
-        as_double(std::min(errors, done))));
+    requests.metric.push_back(
+        counter({label(metrics::label_resource, name), label(metrics::label_result, "passed")},
+                as_double(load(t.passed))));
+    requests.metric.push_back(
+        counter({label(metrics::label_resource, name), label(metrics::label_result, "blocked")},
+                as_double(blocked_sum)));
+    completed.metric.push_back(
+        counter({label(metrics::label_resource, name), label(metrics::label_outcome, "success")},
+                as_double(last)));
+    completed.metric.push_back(
+        counter({label(metrics::label_resource, name), label(metrics::label_outcome, "error")},
+                as_double(std::min(errors, done))));
 
     ClientMetric h;
     h.label = {label(metrics::label_resource, name)};
@@ -160,9 +160,9 @@ void metrics_collector::collect_resources(std::vector<MetricFamily>& out) const 
     h.histogram.bucket.push_back({done, std::numeric_limits<double>::infinity()});
     duration.metric.push_back(std::move(h));
 
-    inflight.metric.push_back(gauge({label(metrics::label_resource, name)},
-                                    static_cast<double>(std::max<std::int64_t>(
-                                        n->concurrency(), 0))));
+    inflight.metric.push_back(
+        gauge({label(metrics::label_resource, name)},
+              static_cast<double>(std::max<std::int64_t>(n->concurrency(), 0))));
   }
   out.push_back(std::move(requests));
   out.push_back(std::move(blocked));
@@ -174,25 +174,39 @@ void metrics_collector::collect_resources(std::vector<MetricFamily>& out) const 
 void metrics_collector::collect_breakers(std::vector<MetricFamily>& out) const {
   auto state = family(metrics::circuit_breaker_state, MetricType::Gauge);
   auto transitions = family(metrics::circuit_breaker_transitions_total, MetricType::Counter);
-  engine_.for_each_breaker(
-      [&](std::string_view resource, const circuit_breaker& b, std::int32_t index) {
-        const std::string rule = b.rule().name.empty()
-                                     ? "degrade[" + std::to_string(index) + "]"
-                                     : b.rule().name;
-        const breaker_state current = b.state();
-        for (const breaker_state s : breaker_states) {
-          state.metric.push_back(gauge({label(metrics::label_resource, resource),
-                                        label(metrics::label_rule, rule),
-                                        label(metrics::label_state, to_string(s))},
-                                       s == current ? 1.0 : 0.0));
-        }
-        for (const auto& [from, to] : breaker_transitions) {
-          transitions.metric.push_back(counter(
-              {label(metrics::label_resource, resource), label(metrics::label_rule, rule),
-               label(metrics::label_from, to_string(from)), label(metrics::label_to, to_string(to))},
-              as_double(b.transitions(from, to))));
-        }
-      });
+  engine_.for_each_breaker([&](std::string_view resource, const circuit_breaker& b,
+                               std::int32_t index) {
+    const std::string rule =
+        b.rule().name.empty() ? "degrade[" + std::to_string(index) + "]" : b.rule().name;
+    const breaker_state current = b.state();
+    for (const breaker_state s : breaker_states) {
+      state.metric.push_back(
+          gauge({label(metrics::label_resource, resource), label(metrics::label_rule, rule),
+                 label(metrics::label_state, to_string(s))},
+                s == current ? 1.0 : 0.0));
+    }
+    breaker_series& series = breaker_series_[{std::string(resource), rule}];
+    decltype(series.seen) now{};
+    static_assert(now.size() == breaker_transitions.size());
+    bool replaced = series.breaker != &b;
+    for (std::size_t i = 0; i < breaker_transitions.size(); ++i) {
+      const auto [from, to] = breaker_transitions[i];
+      now[i] = b.transitions(from, to);
+      replaced = replaced || now[i] < series.seen[i];  // a new breaker at a reused address
+    }
+    if (replaced) {
+      for (std::size_t i = 0; i < now.size(); ++i) series.earlier[i] += series.seen[i];
+      series.breaker = &b;
+    }
+    series.seen = now;
+    for (std::size_t i = 0; i < breaker_transitions.size(); ++i) {
+      const auto [from, to] = breaker_transitions[i];
+      transitions.metric.push_back(counter(
+          {label(metrics::label_resource, resource), label(metrics::label_rule, rule),
+           label(metrics::label_from, to_string(from)), label(metrics::label_to, to_string(to))},
+          as_double(series.earlier[i] + now[i])));
+    }
+  });
   out.push_back(std::move(state));
   out.push_back(std::move(transitions));
 }
@@ -200,10 +214,11 @@ void metrics_collector::collect_breakers(std::vector<MetricFamily>& out) const {
 void metrics_collector::collect_rules(std::vector<MetricFamily>& out) const {
   const rule_set rs = engine_.rules();
   auto rules = family(metrics::rules, MetricType::Gauge);
-  const std::pair<std::string_view, std::size_t> counts[] = {
-      {"flow", rs.flow.size()},           {"degrade", rs.degrade.size()},
-      {"authority", rs.authority.size()}, {"system", rs.system.size()},
-      {"param_flow", rs.param_flow.size()}};
+  const std::pair<std::string_view, std::size_t> counts[] = {{"flow", rs.flow.size()},
+                                                             {"degrade", rs.degrade.size()},
+                                                             {"authority", rs.authority.size()},
+                                                             {"system", rs.system.size()},
+                                                             {"param_flow", rs.param_flow.size()}};
   for (const auto& [type, n] : counts) {
     rules.metric.push_back(gauge({label(metrics::label_type, type)}, as_double(n)));
   }

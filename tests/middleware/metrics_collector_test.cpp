@@ -151,14 +151,38 @@ TEST_F(MetricsCollectorTest, BreakerStateIsAStateSetAndTransitionsAreCounted) {
   EXPECT_EQ(state("GET:/a", "degrade[0]", "closed"), 0.0);
   EXPECT_EQ(state("GET:/a", "degrade[0]", "half_open"), 0.0);
   EXPECT_EQ(state("GET:/b", "b-slow", "closed"), 1.0);
-  EXPECT_EQ(sample(text, "floodgate_circuit_breaker_transitions_total",
-                   {{"resource", "GET:/a"}, {"rule", "degrade[0]"}, {"from", "closed"},
-                    {"to", "open"}}),
-            1.0);
-  EXPECT_EQ(sample(text, "floodgate_circuit_breaker_transitions_total",
-                   {{"resource", "GET:/a"}, {"rule", "degrade[0]"}, {"from", "open"},
-                    {"to", "half_open"}}),
-            0.0);
+  EXPECT_EQ(
+      sample(text, "floodgate_circuit_breaker_transitions_total",
+             {{"resource", "GET:/a"}, {"rule", "degrade[0]"}, {"from", "closed"}, {"to", "open"}}),
+      1.0);
+  EXPECT_EQ(
+      sample(
+          text, "floodgate_circuit_breaker_transitions_total",
+          {{"resource", "GET:/a"}, {"rule", "degrade[0]"}, {"from", "open"}, {"to", "half_open"}}),
+      0.0);
+}
+
+TEST_F(MetricsCollectorTest, TransitionsStayMonotonicWhenAReloadReplacesTheBreaker) {
+  degrade_rule rule{.resource = "GET:/a",
+                    .grade = degrade_grade::error_count,
+                    .count = 1,
+                    .min_request_amount = 1,
+                    .time_window_sec = 10};
+  const metrics_handler h{{std::make_shared<metrics_collector>(*engine_)}};
+  const auto opened = [&] {
+    return sample(
+        h.render(), "floodgate_circuit_breaker_transitions_total",
+        {{"resource", "GET:/a"}, {"rule", "degrade[0]"}, {"from", "closed"}, {"to", "open"}});
+  };
+  load({.degrade = {rule}});
+  for (int i = 0; i < 2; ++i) request("GET:/a", 0, true);
+  EXPECT_EQ(opened(), 1.0);
+
+  rule.count = 2;  // a changed rule starts fresh: a new breaker under the same labels
+  load({.degrade = {rule}});
+  EXPECT_EQ(opened(), 1.0);
+  for (int i = 0; i < 3; ++i) request("GET:/a", 0, true);
+  EXPECT_EQ(opened(), 2.0);
 }
 
 TEST_F(MetricsCollectorTest, ReloadMetricsComeFromTheWatcher) {

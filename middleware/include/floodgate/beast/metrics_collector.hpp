@@ -6,10 +6,14 @@
 #include <prometheus/collectable.h>
 #include <prometheus/metric_family.h>
 
+#include <array>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace floodgate::config {
@@ -37,8 +41,7 @@ namespace floodgate::beast {
 class metrics_collector final : public prometheus::Collectable {
  public:
   /// `watcher` (optional) feeds the reload metrics; both must outlive the collector.
-  explicit metrics_collector(const engine& eng,
-                             const config::rule_file_watcher* watcher = nullptr);
+  explicit metrics_collector(const engine& eng, const config::rule_file_watcher* watcher = nullptr);
   ~metrics_collector() override;
 
   std::vector<prometheus::MetricFamily> Collect() const override;
@@ -55,6 +58,15 @@ class metrics_collector final : public prometheus::Collectable {
   /// Last exported success count per resource: success = completed - errors is read from two
   /// counters, so it is clamped to stay monotonic between scrapes.
   mutable std::unordered_map<const void*, std::uint64_t> last_success_;
+  /// One breaker series (resource, rule label) across reloads: a changed rule gets a new
+  /// breaker whose transition counts start at 0, so what the earlier breakers under the same
+  /// labels counted is added to keep floodgate_circuit_breaker_transitions_total monotonic.
+  struct breaker_series {
+    const void* breaker = nullptr;           ///< compared only, never dereferenced
+    std::array<std::uint64_t, 4> seen{};     ///< its counts at the last scrape
+    std::array<std::uint64_t, 4> earlier{};  ///< counts of the breakers before it
+  };
+  mutable std::map<std::pair<std::string, std::string>, breaker_series> breaker_series_;
   mutable std::shared_ptr<const system_status_source> status_;
 };
 
