@@ -1,5 +1,7 @@
 #include "demo_options.hpp"
 
+#include <algorithm>
+#include <array>
 #include <charconv>
 #include <filesystem>
 #include <string_view>
@@ -24,6 +26,11 @@ constexpr std::string_view usage =
     "  --no-guard           serve without the middleware (benchmark baseline)\n"
     "  --drain-timeout-ms N longest wait for requests in flight on shutdown (10000)\n";
 
+/// Every flag that takes a value (`--flag V` or `--flag=V`).
+constexpr std::array<std::string_view, 7> valued_flags = {
+    "--address", "--port",          "--admin-port",      "--rules",
+    "--threads", "--origin-header", "--drain-timeout-ms"};
+
 template <class T>
 bool parse_number(std::string_view s, T& out, T min, T max) {
   T v{};
@@ -36,9 +43,9 @@ bool parse_number(std::string_view s, T& out, T min, T max) {
 }
 
 parse_failure bad(std::string_view flag, std::string_view why) {
-  return {"floodgate-demo: " + std::string(flag) + ": " + std::string(why) + "\n" +
-              std::string(usage),
-          2};
+  return {
+      "floodgate-demo: " + std::string(flag) + ": " + std::string(why) + "\n" + std::string(usage),
+      2};
 }
 
 }  // namespace
@@ -55,13 +62,18 @@ std::variant<demo_options, parse_failure> parse_options(int argc, const char* co
       continue;
     }
     std::string_view value;
-    if (const auto eq = flag.find('='); eq != std::string_view::npos && flag.starts_with("--")) {
+    const auto eq = flag.starts_with("--") ? flag.find('=') : std::string_view::npos;
+    const std::string_view name = flag.substr(0, eq);
+    if (std::find(valued_flags.begin(), valued_flags.end(), name) == valued_flags.end()) {
+      return bad(name, flag.starts_with("--") ? "unknown flag" : "unknown argument");
+    }
+    if (eq != std::string_view::npos) {
       value = flag.substr(eq + 1);
-      flag = flag.substr(0, eq);
+      flag = name;
     } else if (i + 1 < argc) {
       value = argv[++i];
     } else {
-      return bad(flag, flag.starts_with("--") ? "needs a value" : "unknown argument");
+      return bad(flag, "needs a value");
     }
     if (flag == "--address") {
       o.address = value;
@@ -81,8 +93,6 @@ std::variant<demo_options, parse_failure> parse_options(int argc, const char* co
       long ms = 0;
       if (!parse_number<long>(value, ms, 0, 3'600'000)) return bad(flag, "must be 0..3600000");
       o.drain_timeout = std::chrono::milliseconds(ms);
-    } else {
-      return bad(flag, "unknown flag");
     }
   }
   if (o.rules.empty()) {

@@ -49,6 +49,14 @@ TEST_F(DemoTest, UnknownFlagsAreRejected) {
   const demo_result r = run_demo({"--bogus"}, 30s);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("usage"), std::string::npos);
+  EXPECT_EQ(r.err.rfind("floodgate-demo: --bogus: unknown flag\n", 0), 0u) << r.err;
+  EXPECT_EQ(run_demo({"--bogus=1"}, 30s).err.rfind("floodgate-demo: --bogus: unknown flag\n", 0),
+            0u);
+  const demo_result no_value =
+      run_demo({"--port", "0", "--admin-port", "0", "--origin-header"}, 30s);
+  EXPECT_EQ(no_value.exit_code, 2);
+  EXPECT_EQ(no_value.err.rfind("floodgate-demo: --origin-header: needs a value\n", 0), 0u)
+      << no_value.err;
 }
 
 TEST_F(DemoTest, NoGuardServesTheSameEndpointsWithoutTheMiddleware) {
