@@ -64,8 +64,8 @@ void engine_impl::add_slot(std::shared_ptr<slot> s) {
 
 void engine_impl::republish_locked(const rule_set& rules) {
   const rule_snapshot* previous = snapshot_.current();
-  snapshot_.publish(build_snapshot({rules, previous, user_slots_, observers_, system_status_,
-                                    previous->version + 1}));
+  snapshot_.publish(build_snapshot(
+      {rules, previous, user_slots_, observers_, system_status_, previous->version + 1}));
 }
 
 namespace {
@@ -76,10 +76,6 @@ bool blocked(const slot_verdict& v) noexcept { return v.outcome == slot_verdict:
 
 slot_verdict engine_impl::run_checks(const rule_snapshot& snap, const resource_rules* rules,
                                      const check_context& cc, entry_tokens& tokens) noexcept {
-  if (rules == nullptr && snap.user_slots.empty() &&
-      (!snap.system || cc.type != entry_type::inbound)) {
-    return slot_verdict::pass();  // nothing to check for this resource
-  }
   std::int64_t wait_ns = 0;
   std::size_t next_user = 0;
   for (std::size_t k = 0; k < stage_count; ++k) {
@@ -152,9 +148,9 @@ entry engine_impl::enter(context& ctx, node::cluster_node* cluster,
   if (ctx.entrance_ == nullptr || cluster == nullptr) {
     return e;  // null context or past the resource cap: passes unchecked
   }
-  node::child_list& parent = ctx.depth_ > 0
-                                 ? ctx.stack_[std::min(ctx.depth_, context::max_depth) - 1]->children()
-                                 : ctx.entrance_->children();
+  node::child_list& parent =
+      ctx.depth_ > 0 ? ctx.stack_[std::min(ctx.depth_, context::max_depth) - 1]->children()
+                     : ctx.entrance_->children();
   node::default_node* node = registry_.default_node_for(*ctx.entrance_, *cluster, parent);
   if (node == nullptr) {
     return e;
@@ -166,51 +162,55 @@ entry engine_impl::enter(context& ctx, node::cluster_node* cluster,
   const auto pin = snapshot_.acquire();
   const rule_snapshot& snap = *pin.value;
   const resource_rules* rules = snap.find(cluster->hash(), cluster->name());
-
-  const check_context cc{now_ms,
-                         now_ns,
-                         *clock_,
-                         cluster->name(),
-                         ctx.entrance_->name(),
-                         ctx.origin_,
-                         options.type,
-                         options.acquire,
-                         options.prioritized,
-                         options.args,
-                         options.params,
-                         *cluster,
-                         *node,
-                         origin,
-                         registry_,
-                         options_.occupy_timeout_ms};
-  const slot_verdict v = run_checks(snap, rules, cc, e.tokens_);
   const bool inbound = options.type == entry_type::inbound;
+
+  slot_verdict v = slot_verdict::pass();
+  if (rules != nullptr || !snap.user_slots.empty() || (snap.system && inbound)) {
+    const check_context cc{now_ms,
+                           now_ns,
+                           *clock_,
+                           cluster->name(),
+                           ctx.entrance_->name(),
+                           ctx.origin_,
+                           options.type,
+                           options.acquire,
+                           options.prioritized,
+                           options.args,
+                           options.params,
+                           *cluster,
+                           *node,
+                           origin,
+                           registry_,
+                           options_.occupy_timeout_ms};
+    v = run_checks(snap, rules, cc, e.out_.tokens);
+  }
 
   // One write point serves every node: they share the engine's window shape.
   const stat::write_point at = cluster->at(now_ms);
-  if (blocked(v)) {
-    node->add_block(at, options.acquire);
-    if (origin != nullptr) origin->add_block(at, options.acquire);
-    if (inbound) registry_.inbound().add_block(at, options.acquire);
-    cluster->totals().blocked[static_cast<std::size_t>(v.block.reason)].fetch_add(
-        1, std::memory_order_relaxed);
+  const std::uint32_t n = options.acquire;
+  if (blocked(v)) [[unlikely]] {
+    node->add_block(at, n);
+    if (origin != nullptr) origin->add_block(at, n);
+    if (inbound) registry_.inbound().add_block(at, n);
+    cluster->totals().blocked[static_cast<std::size_t>(v.block.reason)].add(at);
     snapshot_.release(pin.stripe, pin.parity);
     e.status_ = entry::status::blocked;
-    e.block_ = v.block;
+    e.out_.block = v.block;
     e.cluster_ = cluster;
     return e;
   }
 
   // StatisticSlot: count the pass after every check succeeded.
-  node->increase_concurrency();
-  if (origin != nullptr) origin->increase_concurrency();
-  if (inbound) registry_.inbound().increase_concurrency();
-  if (!e.tokens_.pass_booked) {
-    node->add_pass(at, options.acquire);
-    if (origin != nullptr) origin->add_pass(at, options.acquire);
-    if (inbound) registry_.inbound().add_pass(at, options.acquire);
+  if (!e.out_.tokens.pass_booked) [[likely]] {
+    node->record_pass(at, n);
+    if (origin != nullptr) origin->record_pass(at, n);
+    if (inbound) registry_.inbound().record_pass(at, n);
+  } else {
+    node->increase_concurrency(at);
+    if (origin != nullptr) origin->increase_concurrency(at);
+    if (inbound) registry_.inbound().increase_concurrency(at);
   }
-  cluster->totals().passed.fetch_add(1, std::memory_order_relaxed);
+  cluster->totals().passed.add(at);
 
   e.ctx_ = &ctx;
   e.cluster_ = cluster;
@@ -242,33 +242,25 @@ void engine_impl::exit(entry& e) noexcept {
   const std::uint32_t n = e.acquire_;
 
   const stat::write_point at = e.cluster_->at(now_ms);
-  e.node_->add_rt_and_success(at, rt_ms, n);
-  e.node_->decrease_concurrency();
-  if (e.error_) e.node_->add_exception(at, n);
-  if (e.origin_node_ != nullptr) {
-    e.origin_node_->add_rt_and_success(at, rt_ms, n);
-    e.origin_node_->decrease_concurrency();
-    if (e.error_) e.origin_node_->add_exception(at, n);
-  }
-  if (inbound) {
-    auto& in = registry_.inbound();
-    in.add_rt_and_success(at, rt_ms, n);
-    in.decrease_concurrency();
-    if (e.error_) in.add_exception(at, n);
-  }
+  e.node_->record_completion(at, rt_ms, n, e.error_);
+  if (e.origin_node_ != nullptr) e.origin_node_->record_completion(at, rt_ms, n, e.error_);
+  if (inbound) registry_.inbound().record_completion(at, rt_ms, n, e.error_);
   auto& totals = e.cluster_->totals();
-  totals.observe_duration(now_ns - e.create_ns_);
-  if (e.error_) totals.errors.fetch_add(1, std::memory_order_relaxed);
+  totals.observe_duration(now_ns - e.create_ns_, at);
+  if (e.error_) totals.errors.add(at);
 
-  const exit_context xc{now_ms, now_ns, create_ms, rt_ms, e.error_, n,
-                        *e.cluster_, *e.node_, e.origin_node_};
-  if (const resource_rules* rules = e.rules_) {
-    if (rules->param) rules->param->on_exit(xc, e.tokens_);
-    if (rules->flow) rules->flow->on_exit(xc, e.tokens_);
-    if (rules->degrade) rules->degrade->on_exit(xc, e.tokens_);
-  }
-  for (const auto& s : e.snapshot_->user_slots) {
-    s->on_exit(xc);
+  const resource_rules* rules = e.rules_;
+  if (rules != nullptr || !e.snapshot_->user_slots.empty()) {
+    const exit_context xc{now_ms, now_ns,      create_ms, rt_ms,         e.error_,
+                          n,      *e.cluster_, *e.node_,  e.origin_node_};
+    if (rules != nullptr) {
+      if (rules->param) rules->param->on_exit(xc, e.out_.tokens);
+      if (rules->flow) rules->flow->on_exit(xc, e.out_.tokens);
+      if (rules->degrade) rules->degrade->on_exit(xc, e.out_.tokens);
+    }
+    for (const auto& s : e.snapshot_->user_slots) {
+      s->on_exit(xc);
+    }
   }
 
   // Pop this entry (and any left open above it, as Sentinel does on a pairing violation).
@@ -288,12 +280,10 @@ engine::~engine() = default;
 entry engine::enter(context& ctx, std::string_view resource,
                     const entry_options& options) noexcept {
   // A null context never creates resources.
-  return impl_->enter(ctx, ctx.is_null() ? nullptr : impl_->registry().resource(resource),
-                      options);
+  return impl_->enter(ctx, ctx.is_null() ? nullptr : impl_->registry().resource(resource), options);
 }
 
-entry engine::enter(context& ctx, resource_handle resource,
-                    const entry_options& options) noexcept {
+entry engine::enter(context& ctx, resource_handle resource, const entry_options& options) noexcept {
   return impl_->enter(ctx, resource.node_, options);
 }
 

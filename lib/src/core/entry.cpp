@@ -25,8 +25,11 @@ entry& entry::operator=(entry&& other) noexcept {
     type_ = other.type_;
     status_ = other.status_;
     error_ = other.error_;
-    tokens_ = other.tokens_;
-    block_ = other.block_;
+    if (status_ == status::blocked) {
+      out_.block = other.out_.block;
+    } else {
+      out_.tokens = other.out_.tokens;
+    }
     other.reset_moved();
   }
   return *this;

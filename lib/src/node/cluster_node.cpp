@@ -11,9 +11,8 @@ resource_totals::resource_totals() : block_(new shard_words[stat::shard_count()]
 }
 
 void resource_totals::observe_duration(std::int64_t ns) noexcept {
-  const double seconds = static_cast<double>(ns) / 1e9;
   std::size_t i = 0;
-  while (i < duration_buckets.size() && seconds > duration_buckets[i]) {
+  while (i < duration_bucket_ns.size() && ns > duration_bucket_ns[i]) {
     ++i;
   }
   duration[i].fetch_add(1);

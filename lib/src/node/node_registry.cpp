@@ -6,8 +6,6 @@
 
 namespace floodgate::node {
 
-std::uint64_t hash_name(std::string_view s) noexcept { return std::hash<std::string_view>{}(s); }
-
 namespace {
 
 std::uint64_t mix(std::uint64_t x) noexcept {
@@ -116,7 +114,8 @@ cluster_node* node_registry::resource(std::string_view name) noexcept {
 }
 
 const cluster_node* node_registry::find_resource(std::string_view name) const noexcept {
-  return resources_.find(hash_name(name), [name](const cluster_node& n) { return n.name() == name; });
+  return resources_.find(hash_name(name),
+                         [name](const cluster_node& n) { return n.name() == name; });
 }
 
 entrance_node* node_registry::entrance(std::string_view name) noexcept {
@@ -150,13 +149,14 @@ const entrance_node* node_registry::find_entrance(std::string_view name) const n
                          [name](const entrance_node& n) { return n.name() == name; });
 }
 
-default_node* node_registry::default_node_for(entrance_node& entrance, cluster_node& resource,
-                                              child_list& parent) noexcept {
+default_node* node_registry::find_default_node(entrance_node& entrance, cluster_node& resource,
+                                               child_list& parent) noexcept {
   const auto h = pair_hash(&entrance, &resource);
   auto eq = [&](const default_node& n) {
     return &n.entrance() == &entrance && &n.cluster() == &resource;
   };
   if (default_node* n = defaults_.find(h, eq)) {
+    resource.last_default_.store(n, std::memory_order_release);
     return n;
   }
   default_node* fresh = nullptr;
@@ -170,8 +170,11 @@ default_node* node_registry::default_node_for(entrance_node& entrance, cluster_n
   default_node* n = defaults_.insert(h, fresh, eq);
   if (n == nullptr) {
     overflow_.default_nodes.fetch_add(1, std::memory_order_relaxed);
-  } else if (n == fresh) {
-    parent.push(fresh);
+  } else {
+    if (n == fresh) {
+      parent.push(fresh);
+    }
+    resource.last_default_.store(n, std::memory_order_release);
   }
   return n;
 }

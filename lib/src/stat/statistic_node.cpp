@@ -34,14 +34,8 @@ std::int64_t statistic_node::concurrency() const noexcept {
   return sum;
 }
 
-write_point statistic_node::at(std::int64_t now_ms) const noexcept {
-  const writer_shard shard = this_thread_shard();
-  const auto w = second_.window_of(now_ms);
-  return {now_ms, w, cell_tag(w), static_cast<std::uint32_t>(second_.index(w, shard.index)),
-          shard.exclusive};
-}
-
-void statistic_node::add_second(metric_event e, const write_point& p, std::uint64_t n) noexcept {
+void statistic_node::add_second_slow(metric_event e, const write_point& p,
+                                     std::uint64_t n) noexcept {
   auto& cell = second_.at(p.bucket).cells[static_cast<std::size_t>(e)];
   const cell_add_result r =
       p.exclusive ? cell_add_exclusive(cell, p.tag, n) : cell_add_displacing(cell, p.tag, n);
@@ -64,11 +58,7 @@ void statistic_node::add_second(metric_event e, const write_point& p, std::uint6
   }
 }
 
-void statistic_node::add_rt_and_success(const write_point& p, std::int64_t rt_ms,
-                                        std::uint32_t n) noexcept {
-  const auto rt = static_cast<std::uint64_t>(std::max<std::int64_t>(rt_ms, 0));
-  add_second(metric_event::success, p, n);
-  add_second(metric_event::rt, p, rt);
+void statistic_node::lower_min_rt(const write_point& p, std::uint64_t rt) noexcept {
   auto& cell = second_.at(p.bucket).min_rt;
   if (p.exclusive) {
     cell_min_exclusive(cell, p.tag, rt);
@@ -137,20 +127,16 @@ std::uint64_t statistic_node::waiting(std::int64_t now_ms) const noexcept {
 }
 
 double statistic_node::pass_qps(std::int64_t now_ms) const noexcept {
-  return static_cast<double>(window_sum(metric_event::pass, now_ms)) /
-         second_.interval_sec();
+  return static_cast<double>(window_sum(metric_event::pass, now_ms)) / second_.interval_sec();
 }
 double statistic_node::block_qps(std::int64_t now_ms) const noexcept {
-  return static_cast<double>(window_sum(metric_event::block, now_ms)) /
-         second_.interval_sec();
+  return static_cast<double>(window_sum(metric_event::block, now_ms)) / second_.interval_sec();
 }
 double statistic_node::success_qps(std::int64_t now_ms) const noexcept {
-  return static_cast<double>(window_sum(metric_event::success, now_ms)) /
-         second_.interval_sec();
+  return static_cast<double>(window_sum(metric_event::success, now_ms)) / second_.interval_sec();
 }
 double statistic_node::exception_qps(std::int64_t now_ms) const noexcept {
-  return static_cast<double>(window_sum(metric_event::exception, now_ms)) /
-         second_.interval_sec();
+  return static_cast<double>(window_sum(metric_event::exception, now_ms)) / second_.interval_sec();
 }
 double statistic_node::total_qps(std::int64_t now_ms) const noexcept {
   return pass_qps(now_ms) + block_qps(now_ms);

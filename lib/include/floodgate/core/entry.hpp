@@ -44,8 +44,8 @@ class [[nodiscard]] entry {
   bool blocked() const noexcept { return status_ == status::blocked; }
   explicit operator bool() const noexcept { return passed(); }
 
-  /// Why the entry was blocked; meaningful only when blocked().
-  const block_info& block() const noexcept { return block_; }
+  /// Why the entry was blocked; a default block_info unless blocked().
+  const block_info& block() const noexcept { return blocked() ? out_.block : no_block; }
   /// How long the caller must wait before doing the work (throttling, prioritized borrowing).
   std::chrono::nanoseconds wait() const noexcept { return std::chrono::nanoseconds{wait_ns_}; }
 
@@ -84,8 +84,14 @@ class [[nodiscard]] entry {
   entry_type type_ = entry_type::outbound;
   status status_ = status::empty;
   bool error_ = false;
-  entry_tokens tokens_{};
-  block_info block_{};
+  /// A passed entry needs its slots' tokens, a blocked one only its block: one of the two.
+  union outcome {
+    entry_tokens tokens;
+    block_info block;
+    constexpr outcome() noexcept : tokens{} {}
+  };
+  outcome out_;
+  static constexpr block_info no_block{};
 };
 
 }  // namespace floodgate

@@ -15,11 +15,22 @@
 
 namespace floodgate::node {
 
+class default_node;
+class node_registry;
 class origin_node;
 
 /// Upper bounds (seconds) of the request-duration histogram buckets; +Inf is implicit.
 inline constexpr std::array<double, 11> duration_buckets = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
                                                             0.5,   1.0,  2.5,   5.0,  10.0};
+
+/// duration_buckets in nanoseconds (the histogram compares integers on the request path).
+inline constexpr std::array<std::int64_t, duration_buckets.size()> duration_bucket_ns = [] {
+  std::array<std::int64_t, duration_buckets.size()> ns{};
+  for (std::size_t i = 0; i < ns.size(); ++i) {
+    ns[i] = static_cast<std::int64_t>(duration_buckets[i] * 1e9 + 0.5);
+  }
+  return ns;
+}();
 
 /** A monotonic counter kept once per writer shard (see stat/writer_shard.hpp): a thread adds
     to its own shard with a plain store; load() sums the shards. A view into the shard-major
@@ -33,6 +44,15 @@ class sharded_counter {
     const stat::writer_shard shard = stat::this_thread_shard();
     auto& c = first_[shard.index * stride_];
     if (shard.exclusive) {
+      c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+    } else {
+      c.fetch_add(n, std::memory_order_relaxed);
+    }
+  }
+  /// fetch_add into the shard of a write point already computed for this thread.
+  void add(const stat::write_point& p, std::uint64_t n = 1) noexcept {
+    auto& c = first_[p.shard * stride_];
+    if (p.exclusive) [[likely]] {
       c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
     } else {
       c.fetch_add(n, std::memory_order_relaxed);
@@ -57,8 +77,7 @@ class resource_totals {
   static constexpr std::size_t histogram_size = duration_buckets.size() + 1;
   // Words per shard: passed, blocked[], errors, dry_run_blocks, duration[], duration_sum_ns,
   // rounded up to whole cache lines.
-  static constexpr std::size_t words =
-      (3 + block_reason_count + histogram_size + 1 + 7) / 8 * 8;
+  static constexpr std::size_t words = (3 + block_reason_count + histogram_size + 1 + 7) / 8 * 8;
 
  public:
   resource_totals();
@@ -89,6 +108,15 @@ class resource_totals {
   sharded_counter duration_sum_ns{at(3 + block_reason_count + histogram_size), words};
 
   void observe_duration(std::int64_t ns) noexcept;
+  /// One completed request of `ns` nanoseconds into the histogram, in `p`'s shard.
+  void observe_duration(std::int64_t ns, const stat::write_point& p) noexcept {
+    std::size_t i = 0;
+    while (i < duration_bucket_ns.size() && ns > duration_bucket_ns[i]) {
+      ++i;
+    }
+    duration[i].add(p);
+    duration_sum_ns.add(p, static_cast<std::uint64_t>(ns > 0 ? ns : 0));
+  }
   std::uint64_t completed() const noexcept;
 };
 
@@ -115,8 +143,12 @@ class cluster_node : public stat::statistic_node {
   void push_origin(origin_node* n) noexcept;
 
  private:
+  friend class node_registry;
   std::string name_;
   std::uint64_t hash_;
+  /// The default node the registry found last for this resource: most resources are entered
+  /// from one context, so this one-entry cache saves the (context, resource) table lookup.
+  std::atomic<default_node*> last_default_{nullptr};
   std::atomic<origin_node*> origins_{nullptr};
   resource_totals totals_;
 };

@@ -27,8 +27,7 @@ class child_list {
     the innermost entry, when the child node was first created. */
 class default_node : public stat::statistic_node {
  public:
-  default_node(cluster_node& cluster, const entrance_node& entrance,
-               const stat::window_config& cfg)
+  default_node(cluster_node& cluster, const entrance_node& entrance, const stat::window_config& cfg)
       : statistic_node(cfg), cluster_(&cluster), entrance_(&entrance) {}
 
   cluster_node& cluster() const noexcept { return *cluster_; }
@@ -39,6 +38,19 @@ class default_node : public stat::statistic_node {
   std::uint64_t hash() const noexcept { return hash_; }
 
   // Write-through to the cluster node.
+  void record_pass(const stat::write_point& p, std::uint32_t n) noexcept {
+    statistic_node::record_pass(p, n);
+    cluster_->record_pass(p, n);
+  }
+  void record_completion(const stat::write_point& p, std::int64_t rt_ms, std::uint32_t n,
+                         bool error) noexcept {
+    statistic_node::record_completion(p, rt_ms, n, error);
+    cluster_->record_completion(p, rt_ms, n, error);
+  }
+  void increase_concurrency(const stat::write_point& p) noexcept {
+    statistic_node::increase_concurrency(p);
+    cluster_->increase_concurrency(p);
+  }
   void add_pass(const stat::write_point& p, std::uint32_t n) noexcept {
     statistic_node::add_pass(p, n);
     cluster_->add_pass(p, n);

@@ -13,8 +13,8 @@ namespace floodgate::stat {
 
 /// Shape of a node's windows; the defaults are Sentinel's.
 struct window_config {
-  int second_sample_count = 2;   ///< buckets of the short window
-  int second_interval_ms = 1000; ///< length of the short window
+  int second_sample_count = 2;           ///< buckets of the short window
+  int second_interval_ms = 1000;         ///< length of the short window
   std::int64_t statistic_max_rt = 5000;  ///< minRt of an idle window (Sentinel's statisticMaxRt)
   friend bool operator==(const window_config&, const window_config&) = default;
 };
@@ -27,6 +27,7 @@ struct write_point {
   std::int64_t window;
   std::uint64_t tag;
   std::uint32_t bucket;  ///< index of the writer's bucket for `window`
+  std::uint32_t shard;   ///< the writer's shard (writer_shard.hpp)
   bool exclusive;        ///< the writer owns its shard (plain stores)
 };
 
@@ -53,9 +54,31 @@ class statistic_node {
   explicit statistic_node(const window_config& cfg = {});
 
   /// The write point of the calling thread at `now_ms` (valid for any node of the same shape).
-  write_point at(std::int64_t now_ms) const noexcept;
+  write_point at(std::int64_t now_ms) const noexcept {
+    const writer_shard shard = this_thread_shard();
+    const auto w = second_.window_of(now_ms);
+    return {now_ms,      w,
+            cell_tag(w), static_cast<std::uint32_t>(second_.index(w, shard.index)),
+            shard.index, shard.exclusive};
+  }
 
-  // Writes.
+  // Writes. The common case (the writer owns its shard, the bucket already holds the current
+  // window) is inline: a load, a compare and a store per counter.
+
+  /// What the statistic slot records for a passed entry: pass += n, one more in flight.
+  void record_pass(const write_point& p, std::uint32_t n) noexcept {
+    add_second(metric_event::pass, p, n);
+    add_concurrency(p, 1);
+  }
+  /// What an exit records: success += n, the RT, one fewer in flight, exception += n on error.
+  void record_completion(const write_point& p, std::int64_t rt_ms, std::uint32_t n,
+                         bool error) noexcept {
+    add_rt_and_success(p, rt_ms, n);
+    add_concurrency(p, -1);
+    if (error) {
+      add_second(metric_event::exception, p, n);
+    }
+  }
   void add_pass(const write_point& p, std::uint32_t n) noexcept {
     add_second(metric_event::pass, p, n);
   }
@@ -66,7 +89,18 @@ class statistic_node {
     add_second(metric_event::exception, p, n);
   }
   /// success += n, rt sum += rt (once, not times n: as Sentinel), min rt updated.
-  void add_rt_and_success(const write_point& p, std::int64_t rt_ms, std::uint32_t n) noexcept;
+  void add_rt_and_success(const write_point& p, std::int64_t rt_ms, std::uint32_t n) noexcept {
+    const std::uint64_t rt = rt_ms > 0 ? static_cast<std::uint64_t>(rt_ms) : 0;
+    add_second(metric_event::success, p, n);
+    add_second(metric_event::rt, p, rt);
+    if (p.exclusive) [[likely]] {
+      const std::uint64_t cur = second_.at(p.bucket).min_rt.load(std::memory_order_relaxed);
+      if (cur != 0 && (cur >> cell_value_bits) == p.tag && (cur & cell_value_mask) <= rt) {
+        return;  // not a new minimum
+      }
+    }
+    lower_min_rt(p, rt);
+  }
   void add_pass(std::int64_t now_ms, std::uint32_t n) noexcept { add_pass(at(now_ms), n); }
   void add_block(std::int64_t now_ms, std::uint32_t n) noexcept { add_block(at(now_ms), n); }
   void add_exception(std::int64_t now_ms, std::uint32_t n) noexcept {
@@ -77,6 +111,7 @@ class statistic_node {
   }
   void increase_concurrency() noexcept { add_concurrency(1); }
   void decrease_concurrency() noexcept { add_concurrency(-1); }
+  void increase_concurrency(const write_point& p) noexcept { add_concurrency(p, 1); }
   /// A prioritized pass borrowed from a future window: minute pass += n (as Sentinel) and the
   /// short window's occupied pass += n.
   void add_occupied_pass(std::int64_t now_ms, std::uint32_t n) noexcept;
@@ -128,7 +163,28 @@ class statistic_node {
   std::uint64_t window_value(metric_event e, std::int64_t window) const noexcept;
   std::uint64_t second_tags(metric_event e) const noexcept;
   void add_concurrency(std::int64_t delta) noexcept;
-  void add_second(metric_event e, const write_point& p, std::uint64_t n) noexcept;
+  void add_concurrency(const write_point& p, std::int64_t delta) noexcept {
+    auto& c = concurrency_[p.shard].value;
+    if (p.exclusive) [[likely]] {
+      c.store(c.load(std::memory_order_relaxed) + delta, std::memory_order_relaxed);
+    } else {
+      c.fetch_add(delta, std::memory_order_relaxed);
+    }
+  }
+  void add_second(metric_event e, const write_point& p, std::uint64_t n) noexcept {
+    auto& cell = second_.at(p.bucket).cells[static_cast<std::size_t>(e)];
+    if (p.exclusive) [[likely]] {
+      const std::uint64_t cur = cell.load(std::memory_order_relaxed);
+      if (cur != 0 && (cur >> cell_value_bits) == p.tag) [[likely]] {
+        cell.store(cur + n, std::memory_order_relaxed);
+        return;
+      }
+    }
+    add_second_slow(e, p, n);
+  }
+  /// A new window in the bucket (folding the finished one), a late event, or a shared shard.
+  void add_second_slow(metric_event e, const write_point& p, std::uint64_t n) noexcept;
+  void lower_min_rt(const write_point& p, std::uint64_t rt) noexcept;
   /// Sum of `e` over the seconds [first_second, last_second], folded and not yet folded.
   std::uint64_t seconds_sum(metric_event e, std::int64_t now_ms, std::int64_t first_second,
                             std::int64_t last_second) const noexcept;
