@@ -67,7 +67,8 @@ parsed parse(http::message_generator& gen) {
   return out;
 }
 
-request get(std::string target, std::initializer_list<std::pair<const char*, const char*>> hs = {}) {
+request get(std::string target,
+            std::initializer_list<std::pair<const char*, const char*>> hs = {}) {
   request req{http::verb::get, target, 11};
   for (const auto& [k, v] : hs) req.set(k, v);
   return req;
@@ -173,6 +174,18 @@ TEST_F(GuardTest, HandlersMayTakeOnlyTheRequest) {
   EXPECT_EQ(call(g, get("/hello")).status, 201u);
 }
 
+TEST_F(GuardTest, DurationsAreTimedBelowAMillisecond) {
+  auto& eng = make_engine({});
+  clock_.set_ms(1000);
+  auto g = guard(eng, options_, [this](request&& req) {
+    clock_.advance_ns(300'000);  // 0.3 ms: invisible to the engine's millisecond clock
+    return ok_response(req, 200);
+  });
+  EXPECT_EQ(call(g, get("/hello")).status, 200u);
+  EXPECT_EQ(totals("GET:/hello").duration_sum_ns.load(), 300'000u);
+  EXPECT_EQ(totals("GET:/hello").duration[0].load(), 1u);
+}
+
 /// An allocator distinct from std::allocator: the middleware is generic over Fields.
 template <class T>
 struct other_allocator {
@@ -235,9 +248,8 @@ TEST_F(GuardTest, ParamFlowByHeaderLimitsEachValueAndIgnoresRequestsWithout) {
 }
 
 TEST_F(GuardTest, ParamFlowByQueryDecodesTheValue) {
-  param_flow_rule rule{.resource = "GET:/hello",
-                       .param = param_selector{param_source::query, "user"},
-                       .count = 1};
+  param_flow_rule rule{
+      .resource = "GET:/hello", .param = param_selector{param_source::query, "user"}, .count = 1};
   auto& eng = make_engine({.param_flow = {rule}});
   auto g = guard(eng, options_, counting_handler{});
   EXPECT_EQ(call(g, get("/hello?user=a%20b")).status, 200u);
@@ -306,8 +318,8 @@ TEST_F(GuardTest, SystemBlockAnswers503WithRetryAfterOne) {
 
 TEST_F(GuardTest, AuthorityBlockAnswers403WithoutRetryAfter) {
   auto& eng = make_engine(
-      {.authority = {{.resource = "GET:/hello", .strategy = authority_strategy::white,
-                      .limit_app = "ops"}}});
+      {.authority = {
+           {.resource = "GET:/hello", .strategy = authority_strategy::white, .limit_app = "ops"}}});
   auto g = guard(eng, options_, counting_handler{});
   EXPECT_EQ(call(g, get("/hello", {{"X-Origin", "ops"}})).status, 200u);
   const parsed r = call(g, get("/hello", {{"X-Origin", "intruder"}}));
@@ -382,13 +394,14 @@ TEST_F(GuardTest, ThrottledRequestWaitsOnATimerWhileTheThreadServesOthers) {
 TEST_F(GuardTest, CancelledRequestExitsItsEntriesOnceWithoutAnError) {
   auto& eng = make_engine({});
   bool started = false;
-  auto g = guard(eng, options_, [&](request req, request_scope& scope) -> asio::awaitable<response> {
-    auto nested = eng.enter(*scope.context(), "backend:work");
-    started = true;
-    asio::steady_timer t{co_await asio::this_coro::executor, 10s};
-    co_await t.async_wait(asio::use_awaitable);
-    co_return ok_response(req);
-  });
+  auto g =
+      guard(eng, options_, [&](request req, request_scope& scope) -> asio::awaitable<response> {
+        auto nested = eng.enter(*scope.context(), "backend:work");
+        started = true;
+        asio::steady_timer t{co_await asio::this_coro::executor, 10s};
+        co_await t.async_wait(asio::use_awaitable);
+        co_return ok_response(req);
+      });
   asio::io_context io;
   asio::cancellation_signal cancel;
   std::exception_ptr failure;
@@ -483,7 +496,8 @@ TEST_F(GuardTest, OriginMayBeTheClientAddress) {
 
 TEST(RetryAfter, IsTheCeilingInSecondsAndAtLeastOne) {
   const auto flow = [](long ms) {
-    return retry_after_seconds({.reason = block_reason::flow, .retry_after = std::chrono::milliseconds(ms)});
+    return retry_after_seconds(
+        {.reason = block_reason::flow, .retry_after = std::chrono::milliseconds(ms)});
   };
   EXPECT_EQ(flow(0), 1);
   EXPECT_EQ(flow(1), 1);

@@ -76,6 +76,49 @@ bool blocked(const slot_verdict& v) noexcept { return v.outcome == slot_verdict:
 
 slot_verdict engine_impl::run_checks(const rule_snapshot& snap, const resource_rules* rules,
                                      const check_context& cc, entry_tokens& tokens) noexcept {
+  if (!snap.user_slots.empty()) {
+    return run_checks_with_user_slots(snap, rules, cc, tokens);
+  }
+  // The built-in stages in order, without the interleaving of user slots.
+  std::int64_t wait_ns = 0;
+  slot_verdict v;
+  const auto step = [&](stage st) noexcept {
+    if (blocked(v)) {
+      unwind(snap, rules, st, cc, tokens);
+      return false;
+    }
+    wait_ns += v.wait_ns;
+    return true;
+  };
+  if (rules != nullptr && rules->authority) {
+    v = rules->authority->check(cc);
+    if (!step(stage::authority)) return v;
+  }
+  if (snap.system && cc.type == entry_type::inbound) {
+    v = snap.system->check(cc);
+    if (!step(stage::system)) return v;
+  }
+  if (rules != nullptr) {
+    if (rules->param) {
+      v = rules->param->check(cc, tokens);
+      if (!step(stage::param_flow)) return v;
+    }
+    if (rules->flow) {
+      v = rules->flow->check(cc, tokens);
+      if (!step(stage::flow)) return v;
+    }
+    if (rules->degrade) {
+      v = rules->degrade->check(cc, tokens);
+      if (!step(stage::degrade)) return v;
+    }
+  }
+  return wait_ns > 0 ? slot_verdict::wait(wait_ns) : slot_verdict::pass();
+}
+
+slot_verdict engine_impl::run_checks_with_user_slots(const rule_snapshot& snap,
+                                                     const resource_rules* rules,
+                                                     const check_context& cc,
+                                                     entry_tokens& tokens) noexcept {
   std::int64_t wait_ns = 0;
   std::size_t next_user = 0;
   for (std::size_t k = 0; k < stage_count; ++k) {
@@ -161,7 +204,7 @@ entry engine_impl::enter(context& ctx, node::cluster_node* cluster,
   const std::int64_t now_ns = now_ms * 1'000'000;
   const auto pin = snapshot_.acquire();
   const rule_snapshot& snap = *pin.value;
-  const resource_rules* rules = snap.find(cluster->hash(), cluster->name());
+  const resource_rules* rules = snap.rules_for(*cluster);
   const bool inbound = options.type == entry_type::inbound;
 
   slot_verdict v = slot_verdict::pass();
@@ -217,7 +260,9 @@ entry engine_impl::enter(context& ctx, node::cluster_node* cluster,
   e.node_ = node;
   e.origin_node_ = origin;
   e.rules_ = rules;
-  e.create_ns_ = now_ns;
+  e.create_ms_ = now_ms;
+  e.create_ns_ = options.precise_duration ? clock_->now_ns() : now_ns;
+  e.precise_ = options.precise_duration;
   e.wait_ns_ = v.wait_ns;
   e.pin_stripe_ = pin.stripe;
   e.pin_parity_ = pin.parity;
@@ -236,7 +281,7 @@ void engine_impl::exit(entry& e) noexcept {
   }
   const std::int64_t now_ms = clock_->now_ms();
   const std::int64_t now_ns = now_ms * 1'000'000;
-  const std::int64_t create_ms = e.create_ns_ / 1'000'000;
+  const std::int64_t create_ms = e.create_ms_;
   const std::int64_t rt_ms = now_ms - create_ms;
   const bool inbound = e.type_ == entry_type::inbound;
   const std::uint32_t n = e.acquire_;
@@ -246,7 +291,7 @@ void engine_impl::exit(entry& e) noexcept {
   if (e.origin_node_ != nullptr) e.origin_node_->record_completion(at, rt_ms, n, e.error_);
   if (inbound) registry_.inbound().record_completion(at, rt_ms, n, e.error_);
   auto& totals = e.cluster_->totals();
-  totals.observe_duration(now_ns - e.create_ns_, at);
+  totals.observe_duration((e.precise_ ? clock_->now_ns() : now_ns) - e.create_ns_, at);
   if (e.error_) totals.errors.add(at);
 
   const resource_rules* rules = e.rules_;

@@ -8,6 +8,15 @@
 
 namespace floodgate::detail {
 
+const resource_rules* rule_snapshot::find_and_hint(node::cluster_node& resource) const noexcept {
+  const resource_rules* r = find(resource.hash(), resource.name());
+  const std::uint64_t at = r == nullptr ? 0 : std::uint64_t{r->position} + 1;
+  if (at <= hint_position_mask) {
+    resource.set_rules_hint(((version & hint_version_mask) << hint_position_bits) | at);
+  }
+  return r;
+}
+
 const resource_rules* rule_snapshot::find(std::uint64_t hash,
                                           std::string_view name) const noexcept {
   if (index.empty()) {
@@ -42,12 +51,18 @@ grouped<Rule> group_by_resource(const std::vector<Rule>& rules) {
 
 int stage_order(stage s) {
   switch (s) {
-    case stage::authority: return slot_order::authority;
-    case stage::system: return slot_order::system;
-    case stage::param_flow: return slot_order::param_flow;
-    case stage::flow: return slot_order::flow;
-    case stage::degrade: return slot_order::degrade;
-    case stage::end: break;
+    case stage::authority:
+      return slot_order::authority;
+    case stage::system:
+      return slot_order::system;
+    case stage::param_flow:
+      return slot_order::param_flow;
+    case stage::flow:
+      return slot_order::flow;
+    case stage::degrade:
+      return slot_order::degrade;
+    case stage::end:
+      break;
   }
   return 1 << 30;
 }
@@ -73,6 +88,7 @@ std::unique_ptr<rule_snapshot> build_snapshot(const snapshot_inputs& in) {
     auto r = std::make_unique<resource_rules>();
     r->resource = name;
     r->hash = node::hash_name(name);
+    r->position = static_cast<std::uint32_t>(snap->resources.size());
     auto* raw = r.get();
     snap->resources.push_back(std::move(r));
     by_name.emplace(name, raw);

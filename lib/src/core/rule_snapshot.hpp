@@ -6,6 +6,7 @@
 #include <floodgate/degrade/circuit_breaker.hpp>
 #include <floodgate/degrade/degrade_slot.hpp>
 #include <floodgate/flow/flow_slot.hpp>
+#include <floodgate/node/cluster_node.hpp>
 #include <floodgate/param/param_slot.hpp>
 #include <floodgate/rules/rule_set.hpp>
 #include <floodgate/system/system_slot.hpp>
@@ -23,6 +24,7 @@ namespace floodgate::detail {
 struct resource_rules {
   std::string resource;
   std::uint64_t hash = 0;
+  std::uint32_t position = 0;  ///< index in rule_snapshot::resources
   std::unique_ptr<resource_authority> authority;
   std::unique_ptr<resource_param_rules> param;
   std::unique_ptr<resource_flow_rules> flow;
@@ -46,6 +48,25 @@ struct rule_snapshot {
   std::array<std::uint16_t, stage_count> first_slot{};
 
   const resource_rules* find(std::uint64_t hash, std::string_view name) const noexcept;
+
+  /** The rules of `resource`, through the hint the resource's cluster node keeps of its last
+      lookup: one word packing (version, position + 1), so a hint from another snapshot never
+      matches. Only a miss hashes and probes, then refreshes the hint. */
+  const resource_rules* rules_for(node::cluster_node& resource) const noexcept {
+    const std::uint64_t hint = resource.rules_hint();
+    if ((hint >> hint_position_bits) == (version & hint_version_mask)) [[likely]] {
+      const std::uint64_t at = hint & hint_position_mask;
+      return at == 0 ? nullptr : resources[at - 1].get();
+    }
+    return find_and_hint(resource);
+  }
+
+ private:
+  static constexpr unsigned hint_position_bits = 24;
+  static constexpr std::uint64_t hint_position_mask = (std::uint64_t{1} << hint_position_bits) - 1;
+  static constexpr std::uint64_t hint_version_mask =
+      (std::uint64_t{1} << (64 - hint_position_bits)) - 1;
+  const resource_rules* find_and_hint(node::cluster_node& resource) const noexcept;
 };
 
 struct snapshot_inputs {

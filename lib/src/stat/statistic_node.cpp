@@ -1,6 +1,7 @@
 #include <floodgate/stat/statistic_node.hpp>
 
 #include <algorithm>
+#include <array>
 
 namespace floodgate::stat {
 
@@ -28,7 +29,7 @@ void statistic_node::add_concurrency(std::int64_t delta) noexcept {
 
 std::int64_t statistic_node::concurrency() const noexcept {
   std::int64_t sum = 0;
-  for (std::uint32_t i = 0; i < shard_count(); ++i) {
+  for (std::uint32_t i = 0, n = second_.copies(); i < n; ++i) {
     sum += concurrency_[i].value.load(std::memory_order_relaxed);
   }
   return sum;
@@ -83,9 +84,13 @@ std::uint64_t statistic_node::borrowed(std::int64_t window) const noexcept {
 }
 
 std::uint64_t statistic_node::window_value(metric_event e, std::int64_t window) const noexcept {
+  // The window's bucket in every shard: the same slot, one ring apart.
+  const std::uint64_t tag = cell_tag(window);
+  const second_bucket* b = &second_.bucket(window, 0);
+  const auto stride = static_cast<std::size_t>(second_.sample_count());
   std::uint64_t sum = 0;
-  for (std::uint32_t i = 0; i < shard_count(); ++i) {
-    sum += second_.bucket(window, i).value(e, cell_tag(window));
+  for (std::uint32_t i = 0, n = second_.copies(); i < n; ++i, b += stride) {
+    sum += b->value(e, tag);
   }
   if (e == metric_event::pass) {
     sum += borrowed(window);
@@ -93,12 +98,64 @@ std::uint64_t statistic_node::window_value(metric_event e, std::int64_t window) 
   return sum;
 }
 
+template <metric_event... E>
+std::array<std::uint64_t, sizeof...(E)> statistic_node::window_sums(
+    std::int64_t now_ms) const noexcept {
+  constexpr std::size_t N = sizeof...(E);
+  // What window_value sums, for each window of the interval, walking the rings backwards from
+  // the current slot instead of dividing per window (system rules read this per request).
+  std::array<std::uint64_t, N> sums{};
+  if (now_ms < 0) {
+    return sums;
+  }
+  const std::int64_t cur = second_.window_of(now_ms);
+  const std::size_t samples = static_cast<std::size_t>(second_.sample_count());
+  const std::size_t borrow_slots = 2 * samples;  // borrow_ has the same window length
+  const std::uint32_t copies = second_.copies();
+  std::size_t slot = second_.index(cur, 0);
+  std::size_t borrow_slot = borrow_.index(cur, 0);
+  for (std::int64_t w = cur; w > cur - static_cast<std::int64_t>(samples) && w >= 0; --w) {
+    const std::uint64_t tag = cell_tag(w);
+    const second_bucket* b = &second_.at(slot);
+    for (std::uint32_t i = 0; i < copies; ++i, b += samples) {
+      std::size_t k = 0;
+      ((sums[k++] += b->value(E, tag)), ...);
+    }
+    std::size_t k = 0;
+    ((E == metric_event::pass
+          ? sums[k] += cell_value(borrow_.at(borrow_slot).pass.load(std::memory_order_relaxed), tag)
+          : 0,
+      ++k),
+     ...);
+    slot = slot == 0 ? samples - 1 : slot - 1;
+    borrow_slot = borrow_slot == 0 ? borrow_slots - 1 : borrow_slot - 1;
+  }
+  return sums;
+}
+
 std::uint64_t statistic_node::window_sum(metric_event e, std::int64_t now_ms) const noexcept {
-  std::uint64_t sum = 0;
-  second_.for_each_window(now_ms, [&](const second_bucket&, std::uint64_t, std::int64_t w) {
-    sum += window_value(e, w);
-  });
-  return sum;
+  switch (e) {
+    case metric_event::pass:
+      return window_sums<metric_event::pass>(now_ms)[0];
+    case metric_event::block:
+      return window_sums<metric_event::block>(now_ms)[0];
+    case metric_event::success:
+      return window_sums<metric_event::success>(now_ms)[0];
+    case metric_event::exception:
+      return window_sums<metric_event::exception>(now_ms)[0];
+    case metric_event::rt:
+      return window_sums<metric_event::rt>(now_ms)[0];
+    case metric_event::occupied_pass:
+      return window_sums<metric_event::occupied_pass>(now_ms)[0];
+  }
+  return 0;
+}
+
+window_reading statistic_node::read_window(std::int64_t now_ms) const noexcept {
+  const auto s = window_sums<metric_event::pass, metric_event::success, metric_event::rt>(now_ms);
+  const double seconds = second_.interval_sec();
+  return {static_cast<double>(s[0]) / seconds,
+          s[1] == 0 ? 0.0 : static_cast<double>(s[2]) / static_cast<double>(s[1])};
 }
 
 std::uint64_t statistic_node::window_pass_at(std::int64_t window_start_ms,

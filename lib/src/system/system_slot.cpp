@@ -101,14 +101,16 @@ slot_verdict system_guard::check(const check_context& ctx) const noexcept {
   };
   // Sentinel's order; the first limit exceeded wins. All read the global inbound node.
   const node::cluster_node& inbound = ctx.registry.inbound();
-  if (s.qps.on() && inbound.pass_qps(ctx.now_ms) + ctx.acquire > s.qps.value) {
+  const stat::window_reading window =
+      s.qps.on() || s.avg_rt.on() ? inbound.read_window(ctx.now_ms) : stat::window_reading{};
+  if (s.qps.on() && window.pass_qps + ctx.acquire > s.qps.value) {
     return blocked(s.qps, system_limit::qps);
   }
   const auto concurrency = static_cast<double>(inbound.concurrency());
   if (s.max_thread.on() && concurrency > s.max_thread.value) {
     return blocked(s.max_thread, system_limit::thread);
   }
-  if (s.avg_rt.on() && inbound.avg_rt(ctx.now_ms) > s.avg_rt.value) {
+  if (s.avg_rt.on() && window.avg_rt > s.avg_rt.value) {
     return blocked(s.avg_rt, system_limit::rt);
   }
   if (s.status == nullptr) {

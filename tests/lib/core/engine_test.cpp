@@ -22,8 +22,14 @@ using Engine = engine_fixture;
 TEST_F(Engine, SameResourceInTwoContextsHasTwoDefaultNodesAndOneClusterNode) {
   context a{eng, "ctx-a"};
   context b{eng, "ctx-b"};
-  { auto e = eng.enter(a, "res"); ASSERT_TRUE(e); }
-  { auto e = eng.enter(b, "res"); ASSERT_TRUE(e); }
+  {
+    auto e = eng.enter(a, "res");
+    ASSERT_TRUE(e);
+  }
+  {
+    auto e = eng.enter(b, "res");
+    ASSERT_TRUE(e);
+  }
   const auto* ea = eng.nodes().find_entrance("ctx-a");
   const auto* eb = eng.nodes().find_entrance("ctx-b");
   ASSERT_NE(ea, nullptr);
@@ -42,7 +48,10 @@ TEST_F(Engine, SameResourceInTwoContextsHasTwoDefaultNodesAndOneClusterNode) {
 
 TEST_F(Engine, OriginGetsItsOwnNodeUnderTheClusterNode) {
   context ctx{eng, "ctx", "caller1"};
-  { auto e = eng.enter(ctx, "res"); ASSERT_TRUE(e); }
+  {
+    auto e = eng.enter(ctx, "res");
+    ASSERT_TRUE(e);
+  }
   const auto* cluster = eng.nodes().find_resource("res");
   ASSERT_NE(cluster, nullptr);
   const auto* origin = cluster->first_origin();
@@ -54,7 +63,10 @@ TEST_F(Engine, OriginGetsItsOwnNodeUnderTheClusterNode) {
 
 TEST_F(Engine, EmptyOriginHasNoOriginNode) {
   context ctx{eng, "ctx"};
-  { auto e = eng.enter(ctx, "res"); ASSERT_TRUE(e); }
+  {
+    auto e = eng.enter(ctx, "res");
+    ASSERT_TRUE(e);
+  }
   EXPECT_EQ(eng.nodes().find_resource("res")->first_origin(), nullptr);
 }
 
@@ -96,6 +108,34 @@ TEST_F(Engine, ExitRecordsRtSuccessAndConcurrency) {
   EXPECT_EQ(cluster.totals().passed.load(), 1u);
 }
 
+TEST_F(Engine, DurationsHaveMillisecondResolutionUnlessAskedForNanoseconds) {
+  clock.set_ms(1000);
+  context ctx{eng, "ctx"};
+  {
+    auto e = eng.enter(ctx, "coarse", inbound);
+    clock.advance_ns(400'000);  // 0.4 ms: the same millisecond
+  }
+  const auto& coarse = eng.nodes().find_resource("coarse")->totals();
+  EXPECT_EQ(coarse.duration_sum_ns.load(), 0u);
+  EXPECT_EQ(coarse.duration[0].load(), 1u);
+
+  entry_options precise = inbound;
+  precise.precise_duration = true;
+  {
+    auto e = eng.enter(ctx, "precise", precise);
+    clock.advance_ns(400'000);
+  }
+  {
+    auto e = eng.enter(ctx, "precise", precise);
+    clock.advance_ns(7'250'000);  // 7.25 ms: past the 5 ms bucket
+  }
+  const auto& fine = eng.nodes().find_resource("precise")->totals();
+  EXPECT_EQ(fine.duration_sum_ns.load(), 7'650'000u);
+  EXPECT_EQ(fine.duration[0].load(), 1u);  // le 0.005
+  EXPECT_EQ(fine.duration[1].load(), 1u);  // le 0.01
+  EXPECT_EQ(fine.completed(), 2u);
+}
+
 TEST_F(Engine, TracedErrorCountsAsException) {
   context ctx{eng, "ctx"};
   {
@@ -110,9 +150,15 @@ TEST_F(Engine, TracedErrorCountsAsException) {
 
 TEST_F(Engine, OutboundEntriesAreNotInboundTraffic) {
   context ctx{eng, "ctx"};
-  { auto e = eng.enter(ctx, "res"); ASSERT_TRUE(e); }
+  {
+    auto e = eng.enter(ctx, "res");
+    ASSERT_TRUE(e);
+  }
   EXPECT_EQ(eng.nodes().inbound().total_pass(now()), 0u);
-  { auto e = eng.enter(ctx, "res", inbound); ASSERT_TRUE(e); }
+  {
+    auto e = eng.enter(ctx, "res", inbound);
+    ASSERT_TRUE(e);
+  }
   EXPECT_EQ(eng.nodes().inbound().total_pass(now()), 1u);
 }
 
@@ -174,8 +220,14 @@ TEST(EngineCaps, PastTheOriginCapTheResourceIsStillChecked) {
   engine eng{engine_options{.limits = {.max_origin_nodes = 1}, .time = &clock}};
   context a{eng, "ctx", "a"};
   context b{eng, "ctx", "b"};
-  { auto e = eng.enter(a, "res"); EXPECT_FALSE(e.unchecked()); }
-  { auto e = eng.enter(b, "res"); EXPECT_FALSE(e.unchecked()); }
+  {
+    auto e = eng.enter(a, "res");
+    EXPECT_FALSE(e.unchecked());
+  }
+  {
+    auto e = eng.enter(b, "res");
+    EXPECT_FALSE(e.unchecked());
+  }
   EXPECT_EQ(eng.nodes().overflow().origins.load(), 1u);
   EXPECT_EQ(eng.nodes().find_resource("res")->total_pass(clock.now_ms()), 2u);
 }

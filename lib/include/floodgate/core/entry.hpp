@@ -75,7 +75,8 @@ class [[nodiscard]] entry {
   node::origin_node* origin_node_ = nullptr;
   const detail::resource_rules* rules_ = nullptr;
   const detail::rule_snapshot* snapshot_ = nullptr;  // pinned until exit
-  std::int64_t create_ns_ = 0;
+  std::int64_t create_ms_ = 0;
+  std::int64_t create_ns_ = 0;  ///< start of the duration (create_ms_ in ns unless precise_)
   std::int64_t wait_ns_ = 0;
   std::uint32_t acquire_ = 1;
   std::uint8_t pin_stripe_ = 0;
@@ -84,6 +85,7 @@ class [[nodiscard]] entry {
   entry_type type_ = entry_type::outbound;
   status status_ = status::empty;
   bool error_ = false;
+  bool precise_ = false;
   /// A passed entry needs its slots' tokens, a blocked one only its block: one of the two.
   union outcome {
     entry_tokens tokens;

@@ -137,6 +137,12 @@ class cluster_node : public stat::statistic_node {
   const resource_totals& totals() const noexcept { return totals_; }
 
   /// Origin nodes, newest first (a lock-free list that only grows).
+  /// The engine's note of where this resource's rules are in the rule snapshot in force.
+  std::uint64_t rules_hint() const noexcept { return rules_hint_.load(std::memory_order_relaxed); }
+  void set_rules_hint(std::uint64_t hint) noexcept {
+    rules_hint_.store(hint, std::memory_order_relaxed);
+  }
+
   const origin_node* first_origin() const noexcept {
     return origins_.load(std::memory_order_acquire);
   }
@@ -149,6 +155,7 @@ class cluster_node : public stat::statistic_node {
   /// The default node the registry found last for this resource: most resources are entered
   /// from one context, so this one-entry cache saves the (context, resource) table lookup.
   std::atomic<default_node*> last_default_{nullptr};
+  std::atomic<std::uint64_t> rules_hint_{0};  // version 0 (the empty rule set): no rules
   std::atomic<origin_node*> origins_{nullptr};
   resource_totals totals_;
 };

@@ -58,13 +58,16 @@ class leap_array {
         interval_ms_(interval_ms),
         window_ms_(interval_ms / sample_count),
         by_window_(window_ms_),
+        copies_(static_cast<std::uint32_t>(copies)),
         by_samples_(sample_count),
-        buckets_(new Bucket[static_cast<std::size_t>(sample_count) *
-                            static_cast<std::size_t>(copies)]) {}
+        buckets_(
+            new Bucket[static_cast<std::size_t>(sample_count) * static_cast<std::size_t>(copies)]) {
+  }
 
   int sample_count() const noexcept { return sample_count_; }
   int interval_ms() const noexcept { return interval_ms_; }
   int window_ms() const noexcept { return window_ms_; }
+  std::uint32_t copies() const noexcept { return copies_; }
   double interval_sec() const noexcept { return interval_ms_ / 1000.0; }
 
   std::int64_t window_of(std::int64_t t_ms) const noexcept { return by_window_.divide(t_ms); }
@@ -84,6 +87,7 @@ class leap_array {
            static_cast<std::size_t>(by_samples_.modulo(window));
   }
   Bucket& at(std::size_t index) noexcept { return buckets_[index]; }
+  const Bucket& at(std::size_t index) const noexcept { return buckets_[index]; }
 
   Bucket& bucket(std::int64_t window, std::uint32_t copy) noexcept {
     return buckets_[copy * static_cast<std::size_t>(sample_count_) +
@@ -114,6 +118,7 @@ class leap_array {
   int interval_ms_;
   int window_ms_;
   fast_divider by_window_;
+  std::uint32_t copies_;
   fast_divider by_samples_;
   std::unique_ptr<Bucket[]> buckets_;
 };

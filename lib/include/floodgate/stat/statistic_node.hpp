@@ -5,6 +5,7 @@
 #include <floodgate/stat/metric_bucket.hpp>
 #include <floodgate/stat/writer_shard.hpp>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -29,6 +30,12 @@ struct write_point {
   std::uint32_t bucket;  ///< index of the writer's bucket for `window`
   std::uint32_t shard;   ///< the writer's shard (writer_shard.hpp)
   bool exclusive;        ///< the writer owns its shard (plain stores)
+};
+
+/// passQps and avgRt of a node read together, in one pass over the window.
+struct window_reading {
+  double pass_qps = 0;
+  double avg_rt = 0;
 };
 
 /** The statistics of one node: a short sliding window (2 x 500 ms by default), a one-minute
@@ -128,6 +135,8 @@ class statistic_node {
   double avg_rt(std::int64_t now_ms) const noexcept;
   double min_rt(std::int64_t now_ms) const noexcept;
   double max_success_qps(std::int64_t now_ms) const noexcept;
+  /// pass_qps and avg_rt at once (what system rules read on every inbound entry).
+  window_reading read_window(std::int64_t now_ms) const noexcept;
   /// Sum of `e` over the short window (pass includes borrowed passes whose window has come).
   std::uint64_t window_sum(metric_event e, std::int64_t now_ms) const noexcept;
   /// Pass count of the short-window bucket starting at `window_start_ms`, if still in the window.
@@ -160,6 +169,8 @@ class statistic_node {
   };
 
   std::uint64_t borrowed(std::int64_t window) const noexcept;
+  template <metric_event... E>
+  std::array<std::uint64_t, sizeof...(E)> window_sums(std::int64_t now_ms) const noexcept;
   std::uint64_t window_value(metric_event e, std::int64_t window) const noexcept;
   std::uint64_t second_tags(metric_event e) const noexcept;
   void add_concurrency(std::int64_t delta) noexcept;

@@ -14,7 +14,7 @@ namespace floodgate::beast {
 
 template <class Handler, class Executor>
 template <class Body, class Fields>
-  requires request_handler<Handler, Body, Fields>
+requires request_handler<Handler, Body, Fields>
 auto guarded_handler<Handler, Executor>::operator()(http::request<Body, Fields> req,
                                                     request_info info)
     -> boost::asio::awaitable<
@@ -39,7 +39,9 @@ auto guarded_handler<Handler, Executor>::operator()(http::request<Body, Fields> 
   {
     const detail::request_params<Fields> params{req.base(), req.target(), origin, info.peer,
                                                 options_};
-    e = engine_->enter(ctx, resource, {.type = entry_type::inbound, .params = params.extractor()});
+    e = engine_->enter(
+        ctx, resource,
+        {.type = entry_type::inbound, .params = params.extractor(), .precise_duration = true});
   }
   if (e.blocked()) {
     co_return http::message_generator{
