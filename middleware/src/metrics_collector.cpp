@@ -224,18 +224,18 @@ void metrics_collector::collect_rules(std::vector<MetricFamily>& out) const {
   }
   out.push_back(std::move(rules));
 
-  if (watcher_ == nullptr) {
-    return;
-  }
-  const config::reload_status st = watcher_->status();
+  // Without a watcher there is no load attempt to report: the families are listed, empty.
   auto reloads = family(metrics::rules_reloads_total, MetricType::Counter);
-  reloads.metric.push_back(
-      counter({label(metrics::label_result, "success")}, as_double(st.successes)));
-  reloads.metric.push_back(
-      counter({label(metrics::label_result, "error")}, as_double(st.failures)));
-  out.push_back(std::move(reloads));
   auto last_ok = family(metrics::rules_last_reload_successful, MetricType::Gauge);
-  last_ok.metric.push_back(gauge({}, st.ok ? 1.0 : 0.0));
+  if (watcher_ != nullptr) {
+    const config::reload_status st = watcher_->status();
+    reloads.metric.push_back(
+        counter({label(metrics::label_result, "success")}, as_double(st.successes)));
+    reloads.metric.push_back(
+        counter({label(metrics::label_result, "error")}, as_double(st.failures)));
+    last_ok.metric.push_back(gauge({}, st.ok ? 1.0 : 0.0));
+  }
+  out.push_back(std::move(reloads));
   out.push_back(std::move(last_ok));
 }
 

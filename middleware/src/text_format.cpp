@@ -151,9 +151,6 @@ void write_summary(std::string& out, const MetricFamily& f, const ClientMetric& 
 
 void write_text_format(const std::vector<MetricFamily>& families, std::string& out) {
   for (const auto& f : families) {
-    if (f.metric.empty()) {
-      continue;
-    }
     if (!f.help.empty()) {
       out += "# HELP ";
       out += f.name;

@@ -84,6 +84,22 @@ TEST_F(MetricsCollectorTest, ExportsEveryMetricWithItsType) {
   EXPECT_EQ(sample(text, "floodgate_resource_overflow_total"), 0.0);
 }
 
+TEST_F(MetricsCollectorTest, EveryFamilyIsListedBeforeAnyEntryAndWithoutAWatcher) {
+  const std::string text = scrape();
+  for (const metrics::metric_info& m :
+       {metrics::requests_total, metrics::blocked_requests_total, metrics::completed_requests_total,
+        metrics::request_duration_seconds, metrics::inflight_requests,
+        metrics::circuit_breaker_state, metrics::circuit_breaker_transitions_total, metrics::rules,
+        metrics::rules_reloads_total, metrics::rules_last_reload_successful, metrics::resources,
+        metrics::resource_overflow_total, metrics::system_cpu_usage_ratio, metrics::system_load1,
+        metrics::build_info}) {
+    EXPECT_NE(test::metric_type(text, m.name), "") << m.name;
+  }
+  EXPECT_EQ(sample(text, "floodgate_rules_last_reload_successful"), std::nullopt)
+      << "no watcher, no reload to report";
+  EXPECT_EQ(sample(text, "floodgate_resources"), 0.0);
+}
+
 TEST_F(MetricsCollectorTest, CountersEqualTheEntries) {
   load({.flow = {{.resource = "GET:/hello", .count = 3}}});
   int passed = 0;

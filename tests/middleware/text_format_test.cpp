@@ -7,6 +7,7 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 #include <prometheus/summary.h>
+#include <prometheus/text_serializer.h>
 
 #include <gtest/gtest.h>
 
@@ -76,8 +77,19 @@ TEST(TextFormat, HistogramGetsAnInfBucketSumAndCount) {
             "x_seconds_count{resource=\"r\"} 3\n");
 }
 
-TEST(TextFormat, SkipsEmptyFamilies) {
-  EXPECT_EQ(render({{"x", "help", MetricType::Counter, {}}}), "");
+TEST(TextFormat, EmptyFamilyHasHelpAndTypeButNoSamples) {
+  const std::vector<MetricFamily> families = {{"x_total", "Help.", MetricType::Counter, {}},
+                                              {"y_seconds", "", MetricType::Histogram, {}}};
+  const std::string text = render(families);
+  EXPECT_EQ(text,
+            "# HELP x_total Help.\n"
+            "# TYPE x_total counter\n"
+            "# TYPE y_seconds histogram\n");
+  EXPECT_EQ(text, prometheus::TextSerializer{}.Serialize(families)) << "as prometheus-cpp does";
+  const auto checked = test::promtool_check(text);
+  if (!checked) GTEST_SKIP() << "promtool is not installed";
+  EXPECT_TRUE(checked->ok) << checked->output;
+  EXPECT_EQ(checked->output, "");
 }
 
 TEST(TextFormat, RendersAPrometheusRegistryThatPassesPromtool) {

@@ -26,7 +26,9 @@ namespace floodgate::beast {
 
     Nothing is recorded per request: every value is read at scrape time from the engine's
     cumulative resource counters, its breakers, rule set and node registry, and from the rule
-    file watcher if one is given. Series exist for every tracked resource, zero included.
+    file watcher if one is given. Series exist for every tracked resource, zero included, and
+    every family is listed from the first scrape, empty ones included (the reload families are
+    empty without a watcher).
 
     @par Thread Safety
     Collect() may run on any thread, concurrently with requests (it takes no lock they take) and
