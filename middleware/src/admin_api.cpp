@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cmath>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace floodgate::beast {
@@ -70,6 +71,12 @@ std::int64_t unix_now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
+}
+
+/// The watcher ends each problem with a newline; the JSON keeps the newlines between them only.
+std::string_view without_trailing_space(std::string_view s) {
+  const std::size_t last = s.find_last_not_of(" \t\r\n");
+  return s.substr(0, last == std::string_view::npos ? 0 : last + 1);
 }
 
 http::response<http::string_body> json_response(http::status status, std::string body,
@@ -198,7 +205,7 @@ http::response<http::string_body> admin_api::handle(http::verb method, std::stri
     o["file"] = st.file;
     o["time"] = st.time_unix_ms > 0 ? json::value(st.time_unix_ms) : json::value(nullptr);
     o["ok"] = st.ok;
-    o["error"] = st.ok ? json::value(nullptr) : json::value(st.error);
+    o["error"] = st.ok ? json::value(nullptr) : json::value(without_trailing_space(st.error));
     o["successes"] = st.successes;
     o["failures"] = st.failures;
     return ok(o);

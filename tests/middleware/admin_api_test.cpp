@@ -2,6 +2,7 @@
 #include <floodgate/beast/admin_api.hpp>
 #include <floodgate/beast/metrics_collector.hpp>
 #include <floodgate/beast/metrics_handler.hpp>
+#include <floodgate/config/rule_file.hpp>
 #include <floodgate/config/rule_file_watcher.hpp>
 #include <floodgate/core/clock.hpp>
 
@@ -12,6 +13,8 @@
 #include <boost/json/value.hpp>
 
 #include <gtest/gtest.h>
+
+#include <string>
 
 namespace floodgate::beast {
 namespace {
@@ -137,6 +140,21 @@ TEST_F(AdminApiTest, ReloadReportsTheLastLoadAttempt) {
   EXPECT_TRUE(v.at("ok").as_bool());
   EXPECT_TRUE(v.at("error").is_null());
   EXPECT_GT(v.at("time").to_number<std::int64_t>(), 1'600'000'000'000);
+  watcher.stop();
+}
+
+TEST_F(AdminApiTest, ReloadErrorIsOneLinePerProblemWithoutATrailingNewline) {
+  test::rules_dir dir{"flow: [{resource: a, count: -1}, {resource: b, count: -2}]\n"};
+  boost::asio::io_context io;
+  config::rule_file_watcher watcher{io.get_executor(), *engine_, dir.path()};
+  const config::parse_result loaded = watcher.start();
+  ASSERT_EQ(loaded.errors.size(), 2u);
+  options_.watcher = &watcher;
+  const json::value v = get_json("/floodgate/reload");
+  EXPECT_FALSE(v.at("ok").as_bool());
+  const std::string error(v.at("error").as_string());
+  EXPECT_EQ(error, loaded.errors[0].to_string() + "\n" + loaded.errors[1].to_string());
+  EXPECT_NE(error.find("flow[1].count"), std::string::npos) << error;
   watcher.stop();
 }
 

@@ -162,6 +162,7 @@ TEST_F(DemoTest, BrokenRuleFileKeepsTheOldLimitAndReportsTheError) {
   const std::string error(reload.at("error").as_string());
   EXPECT_NE(error.find("flow[0].count"), std::string::npos) << error;
   EXPECT_NE(error.find("rules.yaml:"), std::string::npos) << error;
+  EXPECT_EQ(error.find_last_not_of(" \t\r\n"), error.size() - 1) << "no trailing newline";
   const std::string m = metrics();
   EXPECT_GE(sample(m, "floodgate_rules_reloads_total", {{"result", "error"}}).value_or(0), 1.0);
   EXPECT_EQ(sample(m, "floodgate_rules_last_reload_successful"), 0.0);

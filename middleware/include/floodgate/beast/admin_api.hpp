@@ -40,7 +40,8 @@ struct admin_options {
     | `GET /floodgate/reload` | `{file, time, ok, error}` of the last load attempt |
     | `GET /metrics` | Prometheus text format |
 
-    Anything else is a JSON 404 (405 for other methods on a known path).
+    Anything else is a JSON 404 (405 for other methods on a known path). The reload `error` is
+    null after a successful load, else one `FILE:LINE:COLUMN: PATH: message` line per problem.
 
     @par Thread Safety
     Calls may run concurrently on any threads; they never block requests.
