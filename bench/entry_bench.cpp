@@ -73,12 +73,14 @@ BENCHMARK(BM_EntryExit_NoRules)->Threads(1)->Threads(2)->UseRealTime();
 
 constexpr double unlimited = 1e12;
 
-flow_rule qps_rule(double count) {
-  return {.resource = "GET:/hello", .count = count};
-}
+flow_rule qps_rule(double count) { return {.resource = "GET:/hello", .count = count}; }
 degrade_rule slow_breaker() {
-  return {.resource = "GET:/hello", .count = 200, .slow_ratio_threshold = 0.5,
-          .min_request_amount = 5, .stat_interval_ms = 1000, .time_window_sec = 10};
+  return {.resource = "GET:/hello",
+          .count = 200,
+          .slow_ratio_threshold = 0.5,
+          .min_request_amount = 5,
+          .stat_interval_ms = 1000,
+          .time_window_sec = 10};
 }
 
 // SPEC §7's reference case: one QPS rule and one slow-ratio breaker, with an origin.
@@ -91,7 +93,7 @@ BENCHMARK(BM_EntryExit_QpsRuleAndBreaker)->Threads(1)->Threads(2)->UseRealTime()
 void BM_EntryExit_QpsRule(benchmark::State& state) {
   run_entries(state, {.flow = {qps_rule(unlimited)}}, "GET:/hello", "billing");
 }
-BENCHMARK(BM_EntryExit_QpsRule);
+BENCHMARK(BM_EntryExit_QpsRule)->Threads(1)->Threads(2)->UseRealTime();
 
 void BM_EntryExit_QpsRuleBlocked(benchmark::State& state) {
   run_entries(state, {.flow = {qps_rule(0)}}, "GET:/hello", "billing");
@@ -101,7 +103,7 @@ BENCHMARK(BM_EntryExit_QpsRuleBlocked);
 void BM_EntryExit_SlowRatioBreaker(benchmark::State& state) {
   run_entries(state, {.degrade = {slow_breaker()}}, "GET:/hello", "billing");
 }
-BENCHMARK(BM_EntryExit_SlowRatioBreaker);
+BENCHMARK(BM_EntryExit_SlowRatioBreaker)->Threads(1)->Threads(2)->UseRealTime();
 
 void BM_EntryExit_WarmUp(benchmark::State& state) {
   auto rule = qps_rule(unlimited);
@@ -119,7 +121,8 @@ BENCHMARK(BM_EntryExit_Throttling);
 
 void BM_EntryExit_Authority(benchmark::State& state) {
   run_entries(state,
-              {.authority = {{.resource = "GET:/hello", .strategy = authority_strategy::white,
+              {.authority = {{.resource = "GET:/hello",
+                              .strategy = authority_strategy::white,
                               .limit_app = "ops,billing,cron"}}},
               "GET:/hello", "billing");
 }

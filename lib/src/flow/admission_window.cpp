@@ -71,7 +71,7 @@ std::int64_t admission_window::seal(std::int64_t window) noexcept {
 
 admission_window::admission admission_window::admit(std::int64_t now_ms, std::uint32_t acquire,
                                                     double count, const window_shape& s) noexcept {
-  const std::int64_t w = std::max<std::int64_t>(now_ms, 0) / s.window_ms;
+  const std::int64_t w = s.window_of(std::max<std::int64_t>(now_ms, 0));
   std::uint64_t values[max_sample_count];
   std::uint64_t earlier = 0;
   for (int k = 0; k + 1 < s.sample_count; ++k) {
@@ -109,7 +109,7 @@ admission_window::occupation admission_window::occupy_next(std::int64_t now_ms,
                                                            std::uint32_t acquire, double count,
                                                            std::int64_t occupy_timeout_ms,
                                                            const window_shape& s) noexcept {
-  const std::int64_t now_window = std::max<std::int64_t>(now_ms, 0) / s.window_ms;
+  const std::int64_t now_window = s.window_of(std::max<std::int64_t>(now_ms, 0));
   for (int idx = 0; idx < s.sample_count; ++idx) {
     const std::int64_t f = now_window + 1 + idx;
     const std::int64_t start = f * s.window_ms;

@@ -28,7 +28,7 @@ slot_verdict default_controller::check(const flow_request& req, const selected_n
     }
     return slot_verdict::pass();
   }
-  const window_shape shape(node.stats->config());
+  const window_shape shape(*node.stats);
   if (node.exclusive && admission_window::supports(shape)) {
     const auto a = admissions_.admit(req.now_ms, req.acquire, count_, shape);
     if (a.admitted) {

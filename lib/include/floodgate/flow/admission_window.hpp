@@ -15,12 +15,24 @@ struct window_shape {
   int sample_count;
   std::int64_t interval_ms;
   std::int64_t window_ms;
+  const stat::fast_divider* divider = nullptr;  ///< divides by window_ms, when known
 
   explicit window_shape(const stat::window_config& cfg) noexcept
       : sample_count(cfg.second_sample_count),
         interval_ms(cfg.second_interval_ms),
         window_ms(cfg.second_sample_count > 0 ? cfg.second_interval_ms / cfg.second_sample_count
                                               : 0) {}
+  /// The shape of `node`'s short window, with its precomputed divider (no division per call).
+  explicit window_shape(const stat::statistic_node& node) noexcept
+      : sample_count(node.config().second_sample_count),
+        interval_ms(node.config().second_interval_ms),
+        window_ms(node.bucket_ms()),
+        divider(&node.bucket_divider()) {}
+
+  /// The window containing `t_ms` >= 0.
+  std::int64_t window_of(std::int64_t t_ms) const noexcept {
+    return divider != nullptr ? divider->divide(t_ms) : t_ms / window_ms;
+  }
 };
 
 /** A sliding window of admission counts owned by one flow rule.

@@ -68,6 +68,8 @@ class leap_array {
   int interval_ms() const noexcept { return interval_ms_; }
   int window_ms() const noexcept { return window_ms_; }
   std::uint32_t copies() const noexcept { return copies_; }
+  /// Divides a time by window_ms() (window_of without the call).
+  const fast_divider& window_divider() const noexcept { return by_window_; }
   double interval_sec() const noexcept { return interval_ms_ / 1000.0; }
 
   std::int64_t window_of(std::int64_t t_ms) const noexcept { return by_window_.divide(t_ms); }

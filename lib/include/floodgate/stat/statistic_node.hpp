@@ -162,6 +162,9 @@ class statistic_node {
                                std::int64_t occupy_timeout_ms) const noexcept;
 
   const window_config& config() const noexcept { return cfg_; }
+  /// The short window's length per bucket and its divider (what config() implies, precomputed).
+  int bucket_ms() const noexcept { return second_.window_ms(); }
+  const fast_divider& bucket_divider() const noexcept { return second_.window_divider(); }
 
  private:
   struct alignas(64) shard_concurrency {
