@@ -9,13 +9,6 @@ namespace floodgate {
 
 namespace detail {
 
-std::uint8_t this_thread_stripe() noexcept {
-  static std::atomic<std::uint8_t> next{0};
-  thread_local const std::uint8_t stripe =
-      static_cast<std::uint8_t>(next.fetch_add(1, std::memory_order_relaxed) & 15);
-  return stripe;
-}
-
 namespace {
 const engine_options& checked(const engine_options& o) {
   const auto& w = o.windows;

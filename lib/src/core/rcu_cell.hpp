@@ -1,6 +1,8 @@
 // Publication of immutable snapshots without reader locks or shared reference counts.
 #pragma once
 
+#include <floodgate/stat/writer_shard.hpp>
+
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -10,32 +12,26 @@
 
 namespace floodgate::detail {
 
-/// A small per-thread stripe number (0..15) spreading counters over cache lines. Not request
-/// state: any thread may later release what another pinned.
-std::uint8_t this_thread_stripe() noexcept;
+/** The writer's half of an asymmetric fence: returns once every thread of the process has
+    passed a full memory barrier (Linux membarrier, private expedited). Readers then need only a
+    compiler barrier. False when the kernel does not offer it (readers must then fence). */
+bool process_wide_barrier() noexcept;
+/// Whether process_wide_barrier() works here (registered once, on first use).
+bool process_wide_barrier_available() noexcept;
 
-/** Holds the current immutable `T` and frees replaced ones once no reader can hold them.
-
-    Readers pin the current value: read the epoch, increment a counter for the epoch's parity on
-    their own cache line, then load the pointer. A replaced value is freed only after the epoch
-    has advanced past the one in which it was replaced and both parities have drained in the
-    right order (a two-phase grace period, as userspace RCU). Reclamation never blocks: the writer
-    retries it on later publishes or reclaim() calls, so a long request only delays freeing.
-
-    @par Thread Safety
-    acquire()/release() from any thread, lock-free; publish()/reclaim() serialise on a mutex that
-    readers never take.
-*/
 template <class T>
 class rcu_cell {
  public:
   struct pin {
     const T* value;
-    std::uint8_t stripe;
-    std::uint8_t parity;
+    std::uint8_t stripe;  ///< the counters' shard
+    std::uint8_t parity;  ///< bit 0: the epoch's parity; bit 1: counted in the owner's words
   };
 
-  explicit rcu_cell(std::unique_ptr<const T> initial) : current_(initial.release()) {}
+  explicit rcu_cell(std::unique_ptr<const T> initial)
+      : current_(initial.release()),
+        counters_(new counter[stat::shard_count()]),
+        owner_counts_(owner_counts_supported()) {}
 
   ~rcu_cell() {
     delete current_.load(std::memory_order_relaxed);
@@ -45,14 +41,33 @@ class rcu_cell {
   }
 
   pin acquire() const noexcept {
-    const std::uint8_t s = this_thread_stripe();
+    const stat::writer_shard ws = stat::this_thread_shard();
     const auto parity = static_cast<std::uint8_t>(epoch_.load(std::memory_order_seq_cst) & 1);
-    counters_[s].pins[parity].fetch_add(1, std::memory_order_seq_cst);
-    return {current_.load(std::memory_order_seq_cst), s, parity};
+    counter& c = counters_[ws.index];
+    if (owner_counts_ && ws.exclusive) [[likely]] {
+      auto& own = c.own[parity];
+      own.store(own.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      std::atomic_signal_fence(std::memory_order_seq_cst);  // the writer fences for us
+      return {current_.load(std::memory_order_acquire), static_cast<std::uint8_t>(ws.index),
+              static_cast<std::uint8_t>(parity | 2)};
+    }
+    c.shared[parity].fetch_add(1, std::memory_order_seq_cst);
+    return {current_.load(std::memory_order_seq_cst), static_cast<std::uint8_t>(ws.index), parity};
   }
 
   void release(std::uint8_t stripe, std::uint8_t parity) const noexcept {
-    counters_[stripe].pins[parity].fetch_sub(1, std::memory_order_release);
+    counter& c = counters_[stripe];
+    const std::uint8_t p = parity & 1;
+    if ((parity & 2) != 0) {
+      const stat::writer_shard ws = stat::this_thread_shard();
+      if (ws.exclusive && ws.index == stripe) [[likely]] {
+        // Our reads of the value happen before this store (release), as before a fetch_sub.
+        auto& own = c.own[p];
+        own.store(own.load(std::memory_order_relaxed) - 1, std::memory_order_release);
+        return;
+      }
+    }
+    c.shared[p].fetch_sub(1, std::memory_order_release);  // another thread's pin, or no owner words
   }
 
   /// The current value, for writers (valid while the caller holds the writer role).
@@ -76,15 +91,31 @@ class rcu_cell {
   }
 
  private:
-  static constexpr std::size_t stripes = 16;
   struct alignas(128) counter {
-    std::atomic<std::int64_t> pins[2] = {0, 0};
+    std::atomic<std::int64_t> own[2] = {0, 0};     // written by the shard's owner only
+    std::atomic<std::int64_t> shared[2] = {0, 0};  // read-modify-write by anyone
   };
 
+  static bool owner_counts_supported() noexcept {
+#if defined(__SANITIZE_THREAD__)
+    return false;  // TSan cannot see the process-wide barrier: keep every count an RMW
+#else
+    return process_wide_barrier_available();
+#endif
+  }
+
   std::int64_t pinned(std::uint64_t parity) const noexcept {
+    // Every owner's count, and its load of current_ after it, is visible past the barrier; a
+    // reader that had not counted yet will load the new value. Without the barrier nothing can
+    // be proven: report the parity as pinned and retry later.
+    if (owner_counts_ && !process_wide_barrier()) {
+      return 1;
+    }
     std::int64_t sum = 0;
-    for (const auto& c : counters_) {
-      sum += c.pins[parity & 1].load(std::memory_order_seq_cst);
+    for (std::uint32_t i = 0, n = stat::shard_count(); i < n; ++i) {
+      const counter& c = counters_[i];
+      sum += c.own[parity & 1].load(std::memory_order_seq_cst) +
+             c.shared[parity & 1].load(std::memory_order_seq_cst);
     }
     return sum;
   }
@@ -109,8 +140,9 @@ class rcu_cell {
     }
   }
 
-  mutable counter counters_[stripes];
   std::atomic<const T*> current_;
+  std::unique_ptr<counter[]> counters_;  // one per writer shard
+  bool owner_counts_;
   std::atomic<std::uint64_t> epoch_{0};
   mutable std::mutex writer_;
   std::vector<std::pair<const T*, std::uint64_t>> retired_;

@@ -36,6 +36,29 @@ TEST(RcuCell, ReplacedValueIsFreedOnlyAfterItsReadersLeave) {
   cell.release(now.stripe, now.parity);
 }
 
+TEST(RcuCell, PinReleasedOnAnotherThreadStillHoldsTheValueUntilThen) {
+  std::atomic<int> live{0};
+  rcu_cell<tracked> cell(std::make_unique<const tracked>(1, live));
+  const auto pin = cell.acquire();  // counted in this thread's own words when it owns a shard
+  cell.publish(std::make_unique<const tracked>(2, live));
+  cell.reclaim();
+  cell.reclaim();
+  EXPECT_EQ(live.load(), 2);  // the pinned value survives
+  std::thread([&] { cell.release(pin.stripe, pin.parity); }).join();
+  cell.reclaim();
+  cell.reclaim();
+  EXPECT_EQ(live.load(), 1);
+  EXPECT_EQ(cell.retired_count(), 0u);
+  // The counts balance: a value pinned and released on this thread is freed as well.
+  const auto again = cell.acquire();
+  cell.publish(std::make_unique<const tracked>(3, live));
+  cell.release(again.stripe, again.parity);
+  cell.reclaim();
+  cell.reclaim();
+  EXPECT_EQ(live.load(), 1);
+  EXPECT_EQ(cell.retired_count(), 0u);
+}
+
 TEST(RcuCell, ConcurrentReadersAndPublishersNeverSeeAFreedValue) {
   std::atomic<int> live{0};
   rcu_cell<tracked> cell(std::make_unique<const tracked>(0, live));
