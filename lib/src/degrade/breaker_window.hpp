@@ -2,10 +2,12 @@
 #pragma once
 
 #include <floodgate/stat/tagged_cell.hpp>
+#include <floodgate/stat/writer_shard.hpp>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <memory>
 
 namespace floodgate::detail {
 
@@ -13,13 +15,21 @@ namespace floodgate::detail {
     window of `interval_ms`, aligned to `t - t % interval_ms` (Sentinel's one-sample LeapArray of
     `statIntervalMs`: the counts start from zero at each boundary; they do not slide).
 
-    Each counter is a tagged cell (see stat/tagged_cell.hpp) holding its window number, so a new
-    window replaces the old counts without a reset step or a lock.
+    The counts are kept per writer shard (stat/writer_shard.hpp): a thread that owns its shard
+    updates its own cache line with a plain load and store, so completions on several cores do
+    not take turns on one line. Each counter is a tagged cell (stat/tagged_cell.hpp) holding its
+    window number, so a new window replaces the old counts without a reset step or a lock.
+    reset() moves every later window number one ahead: cells written before it belong to a window
+    no reader asks for any more.
+
+    A good request whose own shard has already counted more than `enough` completions in the
+    window cannot be the one that crosses a threshold (the window had `enough` before it, and a
+    good request only lowers a ratio), so record() skips the sum over the shards for it.
 
     @par Thread Safety
-    Any number of concurrent writers and readers. The two counters are not read as one snapshot:
-    with requests completing at the same time, `bad` can be ahead of `total` by the requests in
-    flight (as with Sentinel's LongAdders); it is clamped so a ratio never exceeds 1.
+    Any number of concurrent writers and readers. The shards are not read as one snapshot: with
+    requests completing at the same time, `bad` can be ahead of `total` by the requests in flight
+    (as with Sentinel's LongAdders); it is clamped so a ratio never exceeds 1.
 */
 class breaker_window {
  public:
@@ -28,46 +38,62 @@ class breaker_window {
     std::uint64_t total = 0;
   };
 
-  explicit breaker_window(std::int64_t interval_ms) noexcept : interval_ms_(interval_ms) {}
+  explicit breaker_window(std::int64_t interval_ms)
+      : interval_ms_(interval_ms), shards_(new shard[stat::shard_count()]) {}
 
-  /// Records one completed request at `now_ms` and returns the counts of its window.
-  counts record(std::int64_t now_ms, bool bad) noexcept {
-    const std::uint64_t tag = stat::cell_tag(window_of(now_ms));
-    counts c;
+  /** Records one completed request at `now_ms` and returns the counts of its window; zero
+      counts when this request cannot trip anything: its window is already over, or it is good
+      and its own shard alone has more than `enough` in the window. */
+  counts record(std::int64_t now_ms, bool bad, std::uint64_t enough) noexcept {
+    const std::uint64_t tag = tag_at(now_ms);
+    const stat::writer_shard ws = stat::this_thread_shard();
+    shard& s = shards_[ws.index];
     if (bad) {
-      add(bad_, tag);
+      add(s.bad, tag, ws.exclusive);
     }
-    c.total = add(total_, tag);
-    c.bad = std::min(stat::cell_value(bad_.load(std::memory_order_acquire), tag), c.total);
-    return c;
+    const std::uint64_t own = add(s.total, tag, ws.exclusive);
+    if (own == 0 || (!bad && own > enough)) {
+      return {};
+    }
+    return sum(tag);
   }
 
   /// The counts of the window containing `now_ms`.
-  counts read(std::int64_t now_ms) const noexcept {
-    const std::uint64_t tag = stat::cell_tag(window_of(now_ms));
-    counts c;
-    c.total = stat::cell_value(total_.load(std::memory_order_acquire), tag);
-    c.bad = std::min(stat::cell_value(bad_.load(std::memory_order_acquire), tag), c.total);
-    return c;
-  }
+  counts read(std::int64_t now_ms) const noexcept { return sum(tag_at(now_ms)); }
 
   /// Empties the window (Sentinel's resetStat when a breaker closes).
-  void reset() noexcept {
-    bad_.store(0, std::memory_order_release);
-    total_.store(0, std::memory_order_release);
-  }
+  void reset() noexcept { base_.fetch_add(1, std::memory_order_acq_rel); }
 
   std::int64_t interval_ms() const noexcept { return interval_ms_; }
 
  private:
+  struct alignas(64) shard {
+    std::atomic<std::uint64_t> bad{0};
+    std::atomic<std::uint64_t> total{0};
+  };
+
   std::int64_t window_of(std::int64_t t_ms) const noexcept {
     const std::int64_t w = t_ms / interval_ms_;
     return (t_ms % interval_ms_ < 0) ? w - 1 : w;  // floor, should a clock start below zero
   }
+  std::uint64_t tag_at(std::int64_t t_ms) const noexcept {
+    return stat::cell_tag(window_of(t_ms) + base_.load(std::memory_order_acquire));
+  }
+
+  counts sum(std::uint64_t tag) const noexcept {
+    counts c;
+    for (std::uint32_t i = 0, n = stat::shard_count(); i < n; ++i) {
+      c.total += stat::cell_value(shards_[i].total.load(std::memory_order_acquire), tag);
+      c.bad += stat::cell_value(shards_[i].bad.load(std::memory_order_acquire), tag);
+    }
+    c.bad = std::min(c.bad, c.total);
+    return c;
+  }
 
   // Adds one for window `tag` and returns the cell's count for that window afterwards; 0 when
   // the cell already counts a newer window (this request's window is over: nothing to trip on).
-  static std::uint64_t add(std::atomic<std::uint64_t>& cell, std::uint64_t tag) noexcept {
+  static std::uint64_t add(std::atomic<std::uint64_t>& cell, std::uint64_t tag,
+                           bool exclusive) noexcept {
     std::uint64_t cur = cell.load(std::memory_order_relaxed);
     for (;;) {
       const std::uint64_t cur_tag = cur >> stat::cell_value_bits;
@@ -79,6 +105,10 @@ class breaker_window {
       } else {
         return 0;
       }
+      if (exclusive) {  // only this thread writes the cell
+        cell.store(next, std::memory_order_release);
+        return next & stat::cell_value_mask;
+      }
       if (cell.compare_exchange_weak(cur, next, std::memory_order_acq_rel,
                                      std::memory_order_relaxed)) {
         return next & stat::cell_value_mask;
@@ -87,8 +117,8 @@ class breaker_window {
   }
 
   std::int64_t interval_ms_;
-  std::atomic<std::uint64_t> bad_{0};
-  std::atomic<std::uint64_t> total_{0};
+  std::atomic<std::int64_t> base_{0};  // added to window numbers; reset() advances it
+  std::unique_ptr<shard[]> shards_;
 };
 
 }  // namespace floodgate::detail

@@ -86,7 +86,7 @@ class alignas(128) circuit_breaker_impl final : public circuit_breaker {
   /// Sentinel's onRequestComplete for a request that passed: records it and moves the state.
   void on_request_complete(std::int64_t now_ms, std::int64_t rt_ms, bool error) noexcept {
     const bool bad = slow_grade_ ? rt_ms > max_rt_ms_ : error;
-    const breaker_window::counts c = window_.record(now_ms, bad);
+    const breaker_window::counts c = window_.record(now_ms, bad, min_request_amount_);
     std::int64_t w = word_.load(std::memory_order_acquire);
     switch (state_of(w)) {
       case breaker_state::open:

@@ -150,6 +150,40 @@ TEST(ErrorCountCircuitBreaker, AGoodRequestReachingMinRequestAmountCanOpen) {
   EXPECT_EQ(h.breaker.state(), open);
 }
 
+TEST(CircuitBreakerWindow, CountsFromEveryThreadAddUp) {
+  // Completions on other threads land in their own shards; the crossing one sees the sum.
+  breaker_harness h{rule_of(degrade_grade::error_count, 4, 6, 1'000, 1)};
+  const auto complete = [&](int n, bool error) {
+    for (int i = 0; i < n; ++i) {
+      h.breaker.on_request_complete(h.clock.now_ms(), 5, error);
+    }
+  };
+  complete(1, true);  // this thread takes its shard first, so the others take different ones
+  std::thread([&] { complete(3, true); }).join();
+  std::thread([&] { complete(1, true); }).join();
+  EXPECT_EQ(h.breaker.state(), closed);  // 5 errors of 5 requests: below min 6
+  complete(1, false);                    // 6 requests, 5 errors > 4: opens on a good request
+  EXPECT_EQ(h.breaker.state(), open);
+}
+
+TEST(CircuitBreakerWindow, AClosingProbeStartsAFreshWindowForEveryThread) {
+  breaker_harness h{rule_of(degrade_grade::error_count, 2, 1, 60'000, 1)};
+  EXPECT_TRUE(h.ok());  // this thread takes its shard first
+  std::thread([&] {
+    for (int i = 0; i < 3; ++i) h.breaker.on_request_complete(h.clock.now_ms(), 5, true);
+  }).join();
+  EXPECT_EQ(h.breaker.state(), open);
+  h.clock.advance_ms(1'000);
+  EXPECT_TRUE(h.ok());  // the probe closes the breaker, same 60 s window
+  EXPECT_EQ(h.breaker.state(), closed);
+  // The other thread's 3 errors are gone: two more errors are not over 2.
+  EXPECT_TRUE(h.error());
+  EXPECT_TRUE(h.error());
+  EXPECT_EQ(h.breaker.state(), closed);
+  EXPECT_TRUE(h.error());
+  EXPECT_EQ(h.breaker.state(), open);
+}
+
 TEST(CircuitBreakerWindow, IsATumblingWindowAlignedToTheInterval) {
   breaker_harness h{rule_of(degrade_grade::error_count, 2, 1, 1'000, 1)};
   h.clock.set_ms(start_ms + 980);
