@@ -44,6 +44,25 @@ std::int64_t retry_after(const std::uint64_t* values, std::uint64_t total, std::
 
 }  // namespace
 
+admission_window::admission_window() : leases_(new lease_word[stat::shard_count()]) {}
+
+void admission_window::renew_lease(std::atomic<std::uint64_t>& lease, std::int64_t window,
+                                   std::uint64_t extra) noexcept {
+  const std::uint64_t tag = cell_tag(window);
+  const std::uint64_t old = lease.load(std::memory_order_relaxed);
+  std::uint64_t kept = 0;
+  if (holds(old, tag)) {
+    kept = old & stat::cell_value_mask;
+  } else if (old != 0 && (old & stat::cell_value_mask) != 0) {
+    const auto age = static_cast<std::int64_t>((tag - tag_of(old)) & stat::cell_tag_mask);
+    if (age > 0 && age < static_cast<std::int64_t>(stat::cell_tag_mask >> 1)) {
+      refund(window - age, static_cast<std::uint32_t>(old & stat::cell_value_mask));
+    }
+  }
+  const std::uint64_t left = kept + extra;
+  lease.store(left == 0 ? 0 : cell_pack(tag, left), std::memory_order_relaxed);
+}
+
 std::int64_t admission_window::seal(std::int64_t window) noexcept {
   if (window < 0) {
     return 0;
@@ -72,6 +91,16 @@ std::int64_t admission_window::seal(std::int64_t window) noexcept {
 admission_window::admission admission_window::admit(std::int64_t now_ms, std::uint32_t acquire,
                                                     double count, const window_shape& s) noexcept {
   const std::int64_t w = s.window_of(std::max<std::int64_t>(now_ms, 0));
+  const stat::writer_shard ws = stat::this_thread_shard();
+  std::atomic<std::uint64_t>* lease = nullptr;
+  if (ws.exclusive && s.interval_ms == 1000) {
+    lease = &leases_[ws.index].word;
+    const std::uint64_t held = lease->load(std::memory_order_relaxed);
+    if (holds(held, cell_tag(w)) && (held & stat::cell_value_mask) >= acquire) {
+      lease->store(held - acquire, std::memory_order_relaxed);  // only this thread writes it
+      return {true, w, 0};
+    }
+  }
   std::uint64_t values[max_sample_count];
   std::uint64_t earlier = 0;
   for (int k = 0; k + 1 < s.sample_count; ++k) {
@@ -98,8 +127,21 @@ admission_window::admission admission_window::admit(std::int64_t now_ms, std::ui
       values[s.sample_count - 1] = booked_now;
       return {false, w, retry_after(values, earlier + booked_now, w, now_ms, acquire, count, s)};
     }
-    if (c.compare_exchange_weak(cur, cell_pack(tag, booked_now + acquire),
+    // Book ahead for this thread while the window is far from full (see Leases).
+    std::uint64_t extra = 0;
+    if (lease != nullptr) {
+      const auto limit = static_cast<double>(earlier + booked_now + acquire);
+      const double room = count - limit;
+      if (room >= 1) {
+        extra = std::min<std::uint64_t>(
+            max_lease, static_cast<std::uint64_t>(room) / (4 * stat::shard_count()));
+      }
+    }
+    if (c.compare_exchange_weak(cur, cell_pack(tag, booked_now + acquire + extra),
                                 std::memory_order_acq_rel, std::memory_order_acquire)) {
+      if (lease != nullptr) {
+        renew_lease(*lease, w, extra);
+      }
       return {true, w, 0};
     }
   }

@@ -1,6 +1,7 @@
 // The admission window: exact QPS admission without check-then-act overshoot.
 #include <floodgate/core/clock.hpp>
 #include <floodgate/flow/admission_window.hpp>
+#include <floodgate/stat/writer_shard.hpp>
 
 #include <gtest/gtest.h>
 
@@ -25,6 +26,39 @@ TEST(AdmissionWindow, AdmitsCountPerSecondThenBlocks) {
   const auto blocked = w.admit(t, 1, 10, two_halves);
   EXPECT_FALSE(blocked.admitted);
   EXPECT_EQ(w.booked(t / 500), 10u);
+}
+
+TEST(AdmissionWindow, AThreadBooksAheadWhileFarFromFullAndStillGetsExactlyCount) {
+  ASSERT_TRUE(stat::this_thread_shard().exclusive);  // the test's thread owns a writer shard
+  admission_window w;
+  const std::int64_t t = 1'000'000;
+  ASSERT_TRUE(w.admit(t, 1, 5000, two_halves).admitted);
+  EXPECT_GT(w.booked(t / 500), 1u);  // a lease: passes booked ahead for this thread
+  EXPECT_LE(w.booked(t / 500), 1u + admission_window::max_lease);
+  int admitted = 1;
+  while (w.admit(t, 1, 5000, two_halves).admitted) {
+    ++admitted;
+  }
+  EXPECT_EQ(admitted, 5000);  // leases shrink to nothing: the last passes are booked one by one
+  EXPECT_EQ(w.booked(t / 500), 5000u);
+}
+
+TEST(AdmissionWindow, ALeaseLeftFromAnEarlierWindowIsGivenBack) {
+  ASSERT_TRUE(stat::this_thread_shard().exclusive);
+  admission_window w;
+  const std::int64_t t = 1'000'000;
+  ASSERT_TRUE(w.admit(t, 1, 5000, two_halves).admitted);
+  ASSERT_GT(w.booked(t / 500), 1u);
+  ASSERT_TRUE(w.admit(t + 500, 1, 5000, two_halves).admitted);
+  EXPECT_EQ(w.booked(t / 500), 1u);  // only the pass that was used stays booked
+}
+
+TEST(AdmissionWindow, NoLeaseOutsideAOneSecondInterval) {
+  const window_shape two_seconds{stat::window_config{.second_interval_ms = 2000}};
+  admission_window w;
+  const std::int64_t t = 1'000'000;
+  ASSERT_TRUE(w.admit(t, 1, 5000, two_seconds).admitted);
+  EXPECT_EQ(w.booked(t / 1000), 1u);
 }
 
 TEST(AdmissionWindow, TruncatesLikeSentinel) {

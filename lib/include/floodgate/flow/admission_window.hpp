@@ -5,8 +5,11 @@
 #include <floodgate/stat/statistic_node.hpp>
 #include <floodgate/stat/tagged_cell.hpp>
 
+#include <floodgate/stat/writer_shard.hpp>
+
 #include <atomic>
 #include <cstdint>
+#include <memory>
 
 namespace floodgate::flow {
 
@@ -57,6 +60,17 @@ struct window_shape {
     Cells are @ref stat::tagged_cell words (window tag, count) in a ring of
     2 x @ref max_sample_count: the interval's windows plus as many coming ones.
 
+    **Leases.** A thread that owns a writer shard (stat/writer_shard.hpp) books a few passes
+    more than it needs while the window is far from full, and spends them later from a word only
+    it writes, without touching the shared cell: two cores admitting into one window then do not
+    take turns on its cache line for every pass. A cell counts what it handed out, used or not,
+    so the bound above holds for the passes (they are at most the handed-out count). A lease is
+    at most a quarter of what the window still has, shared out over the shards (and at most
+    @ref max_lease), so leases shrink to nothing as the window fills and the last passes are
+    booked one by one; a lease left from an earlier window is given back (refunded) by its owner's
+    next booking. Leases are used only with a one-second interval, where Sentinel's test is
+    `passes + acquire <= count` and booking several passes at once is the same test.
+
     @par Thread Safety
     Lock-free; any number of threads.
 */
@@ -64,6 +78,10 @@ class admission_window {
  public:
   /// Largest `second_sample_count` the window supports; beyond it the rule reads node statistics.
   static constexpr int max_sample_count = 16;
+  /// Most passes a thread books ahead for itself (see Leases).
+  static constexpr std::uint64_t max_lease = 64;
+
+  admission_window();
 
   /// True when the window can follow `s`: 1 to 16 samples that divide the interval evenly.
   static bool supports(const window_shape& s) noexcept {
@@ -112,8 +130,17 @@ class admission_window {
   }
   /// Closes `window` to bookings; its final count, or -1 if its slot moved on to a later window.
   std::int64_t seal(std::int64_t window) noexcept;
+  /// Sets the calling owner's lease to `extra` passes of `window` (plus what it still holds of
+  /// that window), giving back what it held of an earlier one.
+  void renew_lease(std::atomic<std::uint64_t>& lease, std::int64_t window,
+                   std::uint64_t extra) noexcept;
+
+  struct alignas(64) lease_word {
+    std::atomic<std::uint64_t> word{0};  // tagged cell: (window tag, passes left); owner-written
+  };
 
   alignas(64) std::atomic<std::uint64_t> cells_[ring_size] = {};
+  std::unique_ptr<lease_word[]> leases_;  // one per writer shard
 };
 
 }  // namespace floodgate::flow
