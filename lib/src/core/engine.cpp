@@ -191,7 +191,8 @@ entry engine_impl::enter(context& ctx, node::cluster_node* cluster,
   if (node == nullptr) {
     return e;
   }
-  node::origin_node* origin = registry_.origin(*cluster, ctx.origin_, ctx.origin_hash_);
+  node::origin_node* origin =
+      registry_.origin(*cluster, ctx.origin_, ctx.origin_hash_, stat::this_thread_shard().index);
 
   const std::int64_t now_ms = clock_->now_ms();
   const std::int64_t now_ns = now_ms * 1'000'000;

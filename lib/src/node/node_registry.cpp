@@ -191,7 +191,7 @@ origin_node* node_registry::origin(cluster_node& resource, std::string_view orig
   }
   origin_node* fresh = nullptr;
   try {
-    fresh = new origin_node(resource, std::string(origin), h, windows_);
+    fresh = new origin_node(resource, std::string(origin), h, origin_hash, windows_);
   } catch (...) {
     overflow_.origins.fetch_add(1, std::memory_order_relaxed);
     return nullptr;

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 
 namespace floodgate {
@@ -59,6 +60,23 @@ TEST_F(Engine, OriginGetsItsOwnNodeUnderTheClusterNode) {
   EXPECT_EQ(origin->origin(), "caller1");
   EXPECT_EQ(origin->total_pass(now()), 1u);
   EXPECT_EQ(origin->next(), nullptr);
+}
+
+TEST_F(Engine, AlternatingOriginsEachCountInTheirOwnNode) {
+  // The last origin seen is cached per resource and thread: switching origins must not mix them,
+  // also between two origins of the same length.
+  const char* order[] = {"alpha", "bravo", "alpha", "alpha", "bravo", "omega", "alpha"};
+  for (const char* o : order) {
+    context ctx{eng, "ctx", o};
+    auto e = eng.enter(ctx, "res");
+    ASSERT_TRUE(e);
+  }
+  std::map<std::string, std::uint64_t> passes;
+  for (auto* n = eng.nodes().find_resource("res")->first_origin(); n != nullptr; n = n->next()) {
+    passes[n->origin()] += n->total_pass(now());
+  }
+  const std::map<std::string, std::uint64_t> expected{{"alpha", 4}, {"bravo", 2}, {"omega", 1}};
+  EXPECT_EQ(passes, expected);
 }
 
 TEST_F(Engine, EmptyOriginHasNoOriginNode) {

@@ -77,7 +77,8 @@ class resource_totals {
   static constexpr std::size_t histogram_size = duration_buckets.size() + 1;
   // Words per shard: passed, blocked[], errors, dry_run_blocks, duration[], duration_sum_ns,
   // rounded up to whole cache lines.
-  static constexpr std::size_t words = (3 + block_reason_count + histogram_size + 1 + 7) / 8 * 8;
+  static constexpr std::size_t cache_index = 3 + block_reason_count + histogram_size + 1;
+  static constexpr std::size_t words = (cache_index + 1 + 7) / 8 * 8;
 
  public:
   resource_totals();
@@ -108,6 +109,12 @@ class resource_totals {
   sharded_counter duration_sum_ns{at(3 + block_reason_count + histogram_size), words};
 
   void observe_duration(std::int64_t ns) noexcept;
+
+  /// A word of `shard`'s own block that the engine keeps the shard's last origin node in (a
+  /// one-entry cache in front of the origin table; on the shard's own cache line).
+  std::atomic<std::uint64_t>& cache_word(std::uint32_t shard) noexcept {
+    return block_[shard].w[cache_index];
+  }
   /// One completed request of `ns` nanoseconds into the histogram, in `p`'s shard.
   void observe_duration(std::int64_t ns, const stat::write_point& p) noexcept {
     std::size_t i = 0;
@@ -164,12 +171,18 @@ class cluster_node : public stat::statistic_node {
 class origin_node : public stat::statistic_node {
  public:
   origin_node(cluster_node& owner, std::string origin, std::uint64_t hash,
-              const stat::window_config& cfg)
-      : statistic_node(cfg), owner_(&owner), origin_(std::move(origin)), hash_(hash) {}
+              std::uint64_t origin_hash, const stat::window_config& cfg)
+      : statistic_node(cfg),
+        owner_(&owner),
+        origin_(std::move(origin)),
+        hash_(hash),
+        origin_hash_(origin_hash) {}
 
   const cluster_node& owner() const noexcept { return *owner_; }
   const std::string& origin() const noexcept { return origin_; }
   std::uint64_t hash() const noexcept { return hash_; }
+  /// hash_name(origin()).
+  std::uint64_t origin_hash() const noexcept { return origin_hash_; }
   const origin_node* next() const noexcept { return next_; }
 
  private:
@@ -177,6 +190,7 @@ class origin_node : public stat::statistic_node {
   cluster_node* owner_;
   std::string origin_;
   std::uint64_t hash_;
+  std::uint64_t origin_hash_;
   origin_node* next_ = nullptr;
 };
 

@@ -151,6 +151,24 @@ class node_registry {
   /// As above with `hash_name(origin)` already computed (contexts compute it once).
   origin_node* origin(cluster_node& resource, std::string_view origin,
                       std::uint64_t origin_hash) noexcept;
+  /** As above, through the one-entry cache `resource` keeps per writer shard: a caller that
+      sees the same origin again (most do) skips hashing into the origin table. */
+  origin_node* origin(cluster_node& resource, std::string_view origin, std::uint64_t origin_hash,
+                      std::uint32_t shard) noexcept {
+    if (origin.empty()) {
+      return nullptr;
+    }
+    auto& slot = resource.totals().cache_word(shard);
+    auto* last = reinterpret_cast<origin_node*>(slot.load(std::memory_order_acquire));
+    if (last != nullptr && last->origin_hash() == origin_hash && last->origin() == origin) {
+      return last;
+    }
+    origin_node* n = this->origin(resource, origin, origin_hash);
+    if (n != nullptr) {
+      slot.store(reinterpret_cast<std::uint64_t>(n), std::memory_order_release);
+    }
+    return n;
+  }
 
   /// The global inbound node (Sentinel's `__total_inbound_traffic__`).
   cluster_node& inbound() noexcept { return *inbound_; }
