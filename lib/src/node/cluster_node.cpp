@@ -10,15 +10,6 @@ resource_totals::resource_totals() : block_(new shard_words[stat::shard_count()]
   }
 }
 
-void resource_totals::observe_duration(std::int64_t ns) noexcept {
-  std::size_t i = 0;
-  while (i < duration_bucket_ns.size() && ns > duration_bucket_ns[i]) {
-    ++i;
-  }
-  duration[i].fetch_add(1);
-  duration_sum_ns.fetch_add(static_cast<std::uint64_t>(ns > 0 ? ns : 0));
-}
-
 std::uint64_t resource_totals::completed() const noexcept {
   std::uint64_t n = 0;
   for (const auto& b : duration) {

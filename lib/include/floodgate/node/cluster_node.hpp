@@ -108,7 +108,6 @@ class resource_totals {
       counters(3 + block_reason_count, std::make_index_sequence<histogram_size>{});
   sharded_counter duration_sum_ns{at(3 + block_reason_count + histogram_size), words};
 
-  void observe_duration(std::int64_t ns) noexcept;
 
   /// A word of `shard`'s own block that the engine keeps the shard's last origin node in (a
   /// one-entry cache in front of the origin table; on the shard's own cache line).
