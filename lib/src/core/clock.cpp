@@ -31,6 +31,7 @@ class millisecond_ticker {
   }
 
   std::int64_t now_ms() const noexcept { return ms_.load(std::memory_order_relaxed); }
+  const std::atomic<std::int64_t>& word() const noexcept { return ms_; }
 
  private:
   void run() {
@@ -61,6 +62,15 @@ std::int64_t steady_clock::now_ms() const noexcept {
   static const millisecond_ticker& t = ticker();
   return t.now_ms();
 }
+
+namespace detail {
+const std::atomic<std::int64_t>* steady_millisecond_word(const clock& c) noexcept {
+  if (dynamic_cast<const steady_clock*>(&c) == nullptr) {
+    return nullptr;
+  }
+  return &ticker().word();
+}
+}  // namespace detail
 
 const clock& default_clock() noexcept {
   static const steady_clock instance;

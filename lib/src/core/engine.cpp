@@ -26,9 +26,11 @@ const engine_options& checked(const engine_options& o) {
 engine_impl::engine_impl(engine_options options)
     : options_(checked(options)),
       clock_(options_.time != nullptr ? options_.time : &default_clock()),
+      ticker_(steady_millisecond_word(*clock_)),
       registry_(options_.limits, options_.windows),
       snapshot_(std::make_unique<const rule_snapshot>()),
-      system_status_(options_.system_status) {}
+      system_status_(options_.system_status),
+      points_(new point_memo[stat::shard_count()]) {}
 
 std::shared_ptr<const system_status_source> engine_impl::system_status() const {
   std::lock_guard lock(control_);
@@ -72,37 +74,37 @@ slot_verdict engine_impl::run_checks(const rule_snapshot& snap, const resource_r
   if (!snap.user_slots.empty()) {
     return run_checks_with_user_slots(snap, rules, cc, tokens);
   }
-  // The built-in stages in order, without the interleaving of user slots.
+  // The built-in stages in order, without the interleaving of user slots. Each verdict is
+  // built in place: a pass writes two words, and nothing is copied unless it blocks.
   std::int64_t wait_ns = 0;
-  slot_verdict v;
-  const auto step = [&](stage st) noexcept {
-    if (blocked(v)) {
+  const auto stops = [&](const slot_verdict& v, stage st) noexcept {
+    if (blocked(v)) [[unlikely]] {
       unwind(snap, rules, st, cc, tokens);
-      return false;
+      return true;
     }
     wait_ns += v.wait_ns;
-    return true;
+    return false;
   };
   if (rules != nullptr && rules->authority) {
-    v = rules->authority->check(cc);
-    if (!step(stage::authority)) return v;
+    const slot_verdict v = rules->authority->check(cc);
+    if (stops(v, stage::authority)) return v;
   }
   if (snap.system && cc.type == entry_type::inbound) {
-    v = snap.system->check(cc);
-    if (!step(stage::system)) return v;
+    const slot_verdict v = snap.system->check(cc);
+    if (stops(v, stage::system)) return v;
   }
   if (rules != nullptr) {
     if (rules->param) {
-      v = rules->param->check(cc, tokens);
-      if (!step(stage::param_flow)) return v;
+      const slot_verdict v = rules->param->check(cc, tokens);
+      if (stops(v, stage::param_flow)) return v;
     }
     if (rules->flow) {
-      v = rules->flow->check(cc, tokens);
-      if (!step(stage::flow)) return v;
+      const slot_verdict v = rules->flow->check(cc, tokens);
+      if (stops(v, stage::flow)) return v;
     }
     if (rules->degrade) {
-      v = rules->degrade->check(cc, tokens);
-      if (!step(stage::degrade)) return v;
+      const slot_verdict v = rules->degrade->check(cc, tokens);
+      if (stops(v, stage::degrade)) return v;
     }
   }
   return wait_ns > 0 ? slot_verdict::wait(wait_ns) : slot_verdict::pass();
@@ -176,33 +178,29 @@ void engine_impl::unwind(const rule_snapshot&, const resource_rules* rules, stag
 
 entry engine_impl::enter(context& ctx, node::cluster_node* cluster,
                          const entry_options& options) noexcept {
-  entry e;
-  e.engine_ = this;
-  e.acquire_ = options.acquire;
-  e.type_ = options.type;
-  e.status_ = entry::status::passed;
   if (ctx.entrance_ == nullptr || cluster == nullptr) {
-    return e;  // null context or past the resource cap: passes unchecked
+    return entry(this, options.acquire, options.type);  // null context or past the resource cap
   }
   node::child_list& parent =
       ctx.depth_ > 0 ? ctx.stack_[std::min(ctx.depth_, context::max_depth) - 1]->children()
                      : ctx.entrance_->children();
   node::default_node* node = registry_.default_node_for(*ctx.entrance_, *cluster, parent);
   if (node == nullptr) {
-    return e;
+    return entry(this, options.acquire, options.type);  // past the context cap
   }
   node::origin_node* origin =
       registry_.origin(*cluster, ctx.origin_, ctx.origin_hash_, stat::this_thread_shard().index);
 
-  const std::int64_t now_ms = clock_->now_ms();
+  const std::int64_t now_ms = this->now_ms();
   const std::int64_t now_ns = now_ms * 1'000'000;
   const auto pin = snapshot_.acquire();
   const rule_snapshot& snap = *pin.value;
   const resource_rules* rules = snap.rules_for(*cluster);
   const bool inbound = options.type == entry_type::inbound;
 
-  slot_verdict v = slot_verdict::pass();
-  if (rules != nullptr || !snap.user_slots.empty() || (snap.system && inbound)) {
+  entry_tokens tokens;
+  const bool checked = rules != nullptr || !snap.user_slots.empty() || (snap.system && inbound);
+  const slot_verdict v = !checked ? slot_verdict::pass() : [&]() noexcept {
     const check_context cc{now_ms,
                            now_ns,
                            *clock_,
@@ -219,11 +217,11 @@ entry engine_impl::enter(context& ctx, node::cluster_node* cluster,
                            origin,
                            registry_,
                            options_.occupy_timeout_ms};
-    v = run_checks(snap, rules, cc, e.out_.tokens);
-  }
+    return run_checks(snap, rules, cc, tokens);
+  }();
 
   // One write point serves every node: they share the engine's window shape.
-  const stat::write_point at = cluster->at(now_ms);
+  const stat::write_point at = point_at(*cluster, now_ms);
   const std::uint32_t n = options.acquire;
   if (blocked(v)) [[unlikely]] {
     node->add_block(at, n);
@@ -231,14 +229,11 @@ entry engine_impl::enter(context& ctx, node::cluster_node* cluster,
     if (inbound) registry_.inbound().add_block(at, n);
     cluster->totals().blocked[static_cast<std::size_t>(v.block.reason)].add(at);
     snapshot_.release(pin.stripe, pin.parity);
-    e.status_ = entry::status::blocked;
-    e.out_.block = v.block;
-    e.cluster_ = cluster;
-    return e;
+    return entry(this, n, options.type, cluster, v.block);
   }
 
   // StatisticSlot: count the pass after every check succeeded.
-  if (!e.out_.tokens.pass_booked) [[likely]] {
+  if (!tokens.pass_booked) [[likely]] {
     node->record_pass(at, n);
     if (origin != nullptr) origin->record_pass(at, n);
     if (inbound) registry_.inbound().record_pass(at, n);
@@ -247,40 +242,40 @@ entry engine_impl::enter(context& ctx, node::cluster_node* cluster,
     if (origin != nullptr) origin->increase_concurrency(at);
     if (inbound) registry_.inbound().increase_concurrency(at);
   }
-  cluster->totals().passed.add(at);
+  cluster->totals().count_pass(at);
 
-  e.ctx_ = &ctx;
-  e.cluster_ = cluster;
-  e.node_ = node;
-  e.origin_node_ = origin;
-  e.rules_ = rules;
-  e.create_ms_ = now_ms;
-  e.create_ns_ = options.precise_duration ? clock_->now_ns() : now_ns;
-  e.precise_ = options.precise_duration;
-  e.wait_ns_ = v.wait_ns;
-  e.pin_stripe_ = pin.stripe;
-  e.pin_parity_ = pin.parity;
-  e.snapshot_ = &snap;
-  e.depth_ = static_cast<std::int8_t>(ctx.depth_);
+  const entry::pass_state state{&ctx,
+                                cluster,
+                                node,
+                                origin,
+                                rules,
+                                &snap,
+                                now_ms,
+                                options.precise_duration ? clock_->now_ns() : now_ns,
+                                v.wait_ns,
+                                pin.stripe,
+                                pin.parity,
+                                static_cast<std::int8_t>(ctx.depth_),
+                                options.precise_duration};
   if (ctx.depth_ < context::max_depth) {
     ctx.stack_[ctx.depth_] = node;
   }
   ++ctx.depth_;
-  return e;
+  return entry(this, n, options.type, state, tokens);
 }
 
 void engine_impl::exit(entry& e) noexcept {
   if (e.snapshot_ == nullptr) {
     return;  // passed unchecked
   }
-  const std::int64_t now_ms = clock_->now_ms();
+  const std::int64_t now_ms = this->now_ms();
   const std::int64_t now_ns = now_ms * 1'000'000;
   const std::int64_t create_ms = e.create_ms_;
   const std::int64_t rt_ms = now_ms - create_ms;
   const bool inbound = e.type_ == entry_type::inbound;
   const std::uint32_t n = e.acquire_;
 
-  const stat::write_point at = e.cluster_->at(now_ms);
+  const stat::write_point at = point_at(*e.cluster_, now_ms);
   e.node_->record_completion(at, rt_ms, n, e.error_);
   if (e.origin_node_ != nullptr) e.origin_node_->record_completion(at, rt_ms, n, e.error_);
   if (inbound) registry_.inbound().record_completion(at, rt_ms, n, e.error_);
@@ -293,8 +288,11 @@ void engine_impl::exit(entry& e) noexcept {
     const exit_context xc{now_ms, now_ns,      create_ms, rt_ms,         e.error_,
                           n,      *e.cluster_, *e.node_,  e.origin_node_};
     if (rules != nullptr) {
-      if (rules->param) rules->param->on_exit(xc, e.out_.tokens);
-      if (rules->flow) rules->flow->on_exit(xc, e.out_.tokens);
+      // Flow and param exits only release what the entry holds.
+      if (rules->param && e.out_.tokens.param_held_count != 0) {
+        rules->param->on_exit(xc, e.out_.tokens);
+      }
+      if (rules->flow && e.out_.tokens.flow_held != 0) rules->flow->on_exit(xc, e.out_.tokens);
       if (rules->degrade) rules->degrade->on_exit(xc, e.out_.tokens);
     }
     for (const auto& s : e.snapshot_->user_slots) {

@@ -7,11 +7,16 @@
 #include <floodgate/core/engine.hpp>
 
 #include <atomic>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <vector>
 
 namespace floodgate::detail {
+
+/** The word a steady_clock's now_ms() reads (its millisecond ticker, started by this call), or
+    null for any other clock: the engine reads it directly instead of through the virtual call. */
+const std::atomic<std::int64_t>* steady_millisecond_word(const clock& c) noexcept;
 
 class engine_impl {
  public:
@@ -42,8 +47,29 @@ class engine_impl {
   static void unwind(const rule_snapshot& snap, const resource_rules* rules, stage reached,
                      const check_context& cc, entry_tokens& tokens) noexcept;
 
+  /** The write point of the calling thread at `now_ms` for every node of this engine. A thread
+      that owns its writer shard keeps the last one it computed (one per millisecond at most),
+      in a line only it touches. */
+  stat::write_point point_at(const node::cluster_node& any, std::int64_t now_ms) noexcept {
+    const stat::writer_shard ws = stat::this_thread_shard();
+    if (ws.exclusive) [[likely]] {
+      stat::write_point& memo = points_[ws.index].point;
+      if (memo.ms != now_ms) {
+        memo = any.at(now_ms, ws);
+      }
+      return memo;
+    }
+    return any.at(now_ms, ws);
+  }
+
+  /// clock_->now_ms(), one load for the production clock.
+  std::int64_t now_ms() const noexcept {
+    return ticker_ != nullptr ? ticker_->load(std::memory_order_relaxed) : clock_->now_ms();
+  }
+
   engine_options options_;
   const clock* clock_;
+  const std::atomic<std::int64_t>* ticker_;
   node::node_registry registry_;
   breaker_observers observers_;
   rcu_cell<rule_snapshot> snapshot_;
@@ -51,6 +77,10 @@ class engine_impl {
   std::vector<std::shared_ptr<slot>> user_slots_;
   std::shared_ptr<const system_status_source> system_status_;
   std::atomic<std::uint64_t> internal_errors_{0};
+  struct alignas(64) point_memo {
+    stat::write_point point{std::numeric_limits<std::int64_t>::min(), 0, 0, 0, 0, 0, false};
+  };
+  std::unique_ptr<point_memo[]> points_;  // one per writer shard, written by its owner only
 };
 
 }  // namespace floodgate::detail

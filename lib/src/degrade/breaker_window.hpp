@@ -1,6 +1,7 @@
 // The statistics a circuit breaker trips on: one tumbling window of {bad, total} counts.
 #pragma once
 
+#include <floodgate/stat/leap_array.hpp>
 #include <floodgate/stat/tagged_cell.hpp>
 #include <floodgate/stat/writer_shard.hpp>
 
@@ -73,6 +74,9 @@ class breaker_window {
   };
 
   std::int64_t window_of(std::int64_t t_ms) const noexcept {
+    if (t_ms >= 0 && interval_ms_ < fast_limit) [[likely]] {
+      return by_interval_.divide(t_ms);  // a multiply, not a 64-bit division per request
+    }
     const std::int64_t w = t_ms / interval_ms_;
     return (t_ms % interval_ms_ < 0) ? w - 1 : w;  // floor, should a clock start below zero
   }
@@ -116,7 +120,10 @@ class breaker_window {
     }
   }
 
+  static constexpr std::int64_t fast_limit = std::int64_t{1} << 24;  // fast_divider is exact below
+
   std::int64_t interval_ms_;
+  stat::fast_divider by_interval_{interval_ms_};
   std::atomic<std::int64_t> base_{0};  // added to window numbers; reset() advances it
   std::unique_ptr<shard[]> shards_;
 };

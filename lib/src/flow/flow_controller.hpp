@@ -33,6 +33,12 @@ class flow_controller {
     }
   }
 
+  /// The reject controller of a QPS rule, or null.
+  default_controller* qps_reject() noexcept {
+    auto* c = std::get_if<default_controller>(&impl_);
+    return c != nullptr && c->grade() == flow_grade::qps ? c : nullptr;
+  }
+
   void refund(std::int64_t window, std::uint32_t acquire) noexcept {
     if (auto* c = std::get_if<default_controller>(&impl_)) {
       c->refund(window, acquire);

@@ -18,6 +18,9 @@ constexpr std::size_t tracked_rules = 32;
 
 struct compiled_rule {
   flow::detail::flow_controller* controller = nullptr;  // owned by `shared`
+  /// Set for a QPS reject rule on the resource's own node (limitApp default, strategy direct,
+  /// not a dry run): its passes may come from the admission window's lease, inline.
+  flow::default_controller* leased = nullptr;
   std::int32_t index = 0;
   flow::limit_app_kind kind = flow::limit_app_kind::all;
   bool dry_run = false;
@@ -38,6 +41,10 @@ slot_verdict check_dry_run(flow::detail::flow_controller& c, flow::flow_request 
 struct resource_flow_rules::impl {
   std::vector<compiled_rule> rules;  // specific limitApps first, then `default`
   std::vector<std::string> named;    // every rule's limitApp, for `other`
+
+  // The full check, from rule `first` on (the rules before it passed on a lease).
+  slot_verdict check_from(std::size_t first, const check_context& ctx,
+                          entry_tokens& tokens) const noexcept;
 
   // Gives back whatever this entry's check took (tokens.flow_*), and clears it.
   void give_back(std::uint32_t acquire, entry_tokens& tokens) const noexcept {
@@ -79,7 +86,7 @@ std::unique_ptr<resource_flow_rules> resource_flow_rules::build(
       p->named.push_back(ir.rule.limit_app);
     }
     const bool dry_run = ir.rule.dry_run;
-    p->rules.push_back({nullptr, ir.index, kind, dry_run, std::move(ir.rule), nullptr});
+    p->rules.push_back({nullptr, nullptr, ir.index, kind, dry_run, std::move(ir.rule), nullptr});
   }
   // Sentinel's FlowRuleComparator: any specific limitApp (`other` too) before `default`.
   std::stable_partition(p->rules.begin(), p->rules.end(),
@@ -97,18 +104,50 @@ std::unique_ptr<resource_flow_rules> resource_flow_rules::build(
       c.shared = std::make_shared<flow::detail::flow_controller>(c.rule);
     }
     c.controller = c.shared.get();
+    if (c.kind == flow::limit_app_kind::all && c.rule.strategy == flow_strategy::direct &&
+        !c.dry_run) {
+      c.leased = c.controller->qps_reject();
+    }
   }
   return std::unique_ptr<resource_flow_rules>(new resource_flow_rules(std::move(p)));
 }
 
 slot_verdict resource_flow_rules::check(const check_context& ctx,
                                         entry_tokens& tokens) const noexcept {
+  const auto& rules = impl_->rules;
+  std::size_t i = 0;
+  // The usual case first: leading rules that count on the resource's own node and whose
+  // admission window still leases this thread a pass of the current window. The same outcome
+  // and bookkeeping as the full check below, without it.
+  if (!rules.empty() && rules.front().leased != nullptr && ctx.now_ms >= 0) [[likely]] {
+    const std::int64_t w = ctx.cluster.bucket_divider().divide(ctx.now_ms);
+    const stat::writer_shard ws = stat::this_thread_shard();
+    for (; i < rules.size() && i < tracked_rules; ++i) {
+      flow::default_controller* c = rules[i].leased;
+      if (c == nullptr || !c->spend_lease(w, ctx.acquire, ws)) {
+        break;
+      }
+      if (tokens.flow_admitted == 0) {
+        tokens.flow_admit_window = w;
+      }
+      if (tokens.flow_admit_window == w) {
+        tokens.flow_admitted |= std::uint32_t{1} << i;
+      }
+    }
+    if (i == rules.size()) {
+      return slot_verdict::pass();
+    }
+  }
+  return impl_->check_from(i, ctx, tokens);
+}
+
+slot_verdict resource_flow_rules::impl::check_from(std::size_t first, const check_context& ctx,
+                                                   entry_tokens& tokens) const noexcept {
   const auto req = flow::flow_request::from(ctx);
   std::int64_t wait_ns = 0;
-  const auto& rules = impl_->rules;
-  for (std::size_t i = 0; i < rules.size(); ++i) {
+  for (std::size_t i = first; i < rules.size(); ++i) {
     const compiled_rule& r = rules[i];
-    const auto node = flow::select_node(r.rule, r.kind, ctx, impl_->named);
+    const auto node = flow::select_node(r.rule, r.kind, ctx, named);
     if (!node) {
       continue;
     }
@@ -145,7 +184,7 @@ slot_verdict resource_flow_rules::check(const check_context& ctx,
       ctx.cluster.totals().dry_run_blocks.fetch_add(1, std::memory_order_relaxed);
       continue;
     }
-    impl_->give_back(ctx.acquire, tokens);
+    give_back(ctx.acquire, tokens);
     block_info b = v.block;
     b.reason = block_reason::flow;
     b.rule_index = r.index;

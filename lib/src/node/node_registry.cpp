@@ -95,7 +95,7 @@ node_registry::~node_registry() = default;
 
 cluster_node* node_registry::resource(std::string_view name) noexcept {
   const auto h = hash_name(name);
-  auto eq = [name](const cluster_node& n) { return n.name() == name; };
+  auto eq = [name](const cluster_node& n) { return same_name(n.name(), name); };
   if (cluster_node* n = resources_.find(h, eq)) {
     return n;
   }

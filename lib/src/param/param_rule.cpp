@@ -104,7 +104,9 @@ slot_verdict param_rule::check(const check_context& ctx, entry_tokens& tokens) c
   } else {
     v = check_tokens(ctx, key, clamp_tokens(threshold));
   }
-  v.block.subject = value;  // the caller's value: valid as long as its arguments are
+  if (v.outcome == slot_verdict::kind::block) {
+    v.block.subject = value;  // the caller's value: valid as long as its arguments are
+  }
   return v;
 }
 

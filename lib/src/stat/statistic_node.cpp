@@ -14,12 +14,11 @@ statistic_node::statistic_node(const window_config& cfg)
     : cfg_(cfg),
       second_(cfg.second_sample_count, cfg.second_interval_ms, static_cast<int>(shard_count())),
       minute_(minute_samples, minute_interval_ms),
-      borrow_(cfg.second_sample_count * 2, cfg.second_interval_ms * 2),
-      concurrency_(new shard_concurrency[shard_count()]) {}
+      borrow_(cfg.second_sample_count * 2, cfg.second_interval_ms * 2) {}
 
 void statistic_node::add_concurrency(std::int64_t delta) noexcept {
   const writer_shard shard = this_thread_shard();
-  auto& c = concurrency_[shard.index].value;
+  auto& c = second_.at(second_.ring_start(shard.index)).concurrency;
   if (shard.exclusive) {
     c.store(c.load(std::memory_order_relaxed) + delta, std::memory_order_relaxed);
   } else {
@@ -30,13 +29,12 @@ void statistic_node::add_concurrency(std::int64_t delta) noexcept {
 std::int64_t statistic_node::concurrency() const noexcept {
   std::int64_t sum = 0;
   for (std::uint32_t i = 0, n = second_.copies(); i < n; ++i) {
-    sum += concurrency_[i].value.load(std::memory_order_relaxed);
+    sum += second_.at(second_.ring_start(i)).concurrency.load(std::memory_order_relaxed);
   }
   return sum;
 }
 
-void statistic_node::add_second_slow(metric_event e, const write_point& p,
-                                     std::uint64_t n) noexcept {
+void statistic_node::add_second_slow(metric_event e, write_point p, std::uint64_t n) noexcept {
   auto& cell = second_.at(p.bucket).cells[static_cast<std::size_t>(e)];
   const cell_add_result r =
       p.exclusive ? cell_add_exclusive(cell, p.tag, n) : cell_add_displacing(cell, p.tag, n);
@@ -59,7 +57,23 @@ void statistic_node::add_second_slow(metric_event e, const write_point& p,
   }
 }
 
-void statistic_node::lower_min_rt(const write_point& p, std::uint64_t rt) noexcept {
+void statistic_node::record_pass_slow(write_point p, std::uint32_t n) noexcept {
+  add_second(metric_event::pass, p, n);
+  add_concurrency(p, 1);
+}
+
+void statistic_node::record_completion_slow(write_point p, std::uint64_t rt, std::uint32_t n,
+                                            bool error) noexcept {
+  add_second(metric_event::success, p, n);
+  add_second(metric_event::rt, p, rt);
+  lower_min_rt(p, rt);
+  add_concurrency(p, -1);
+  if (error) {
+    add_second(metric_event::exception, p, n);
+  }
+}
+
+void statistic_node::lower_min_rt(write_point p, std::uint64_t rt) noexcept {
   auto& cell = second_.at(p.bucket).min_rt;
   if (p.exclusive) {
     cell_min_exclusive(cell, p.tag, rt);

@@ -66,6 +66,58 @@ class [[nodiscard]] entry {
   friend class detail::engine_impl;
   enum class status : std::uint8_t { empty, passed, blocked, exited };
 
+  /// What a checked pass holds until its exit (filled by the engine).
+  struct pass_state {
+    context* ctx;
+    node::cluster_node* cluster;
+    node::default_node* node;
+    node::origin_node* origin_node;
+    const detail::resource_rules* rules;
+    const detail::rule_snapshot* snapshot;
+    std::int64_t create_ms;
+    std::int64_t create_ns;
+    std::int64_t wait_ns;
+    std::uint8_t pin_stripe;
+    std::uint8_t pin_parity;
+    std::int8_t depth;
+    bool precise;
+  };
+
+  /// A pass that passed unchecked (null context, past a cap).
+  entry(detail::engine_impl* engine, std::uint32_t acquire, entry_type type) noexcept
+      : engine_(engine), acquire_(acquire), type_(type), status_(status::passed) {}
+  /// A checked pass: every member set once, no zero-fill first.
+  entry(detail::engine_impl* engine, std::uint32_t acquire, entry_type type, const pass_state& p,
+        const entry_tokens& tokens) noexcept
+      : engine_(engine),
+        ctx_(p.ctx),
+        cluster_(p.cluster),
+        node_(p.node),
+        origin_node_(p.origin_node),
+        rules_(p.rules),
+        snapshot_(p.snapshot),
+        create_ms_(p.create_ms),
+        create_ns_(p.create_ns),
+        wait_ns_(p.wait_ns),
+        acquire_(acquire),
+        pin_stripe_(p.pin_stripe),
+        pin_parity_(p.pin_parity),
+        depth_(p.depth),
+        type_(type),
+        status_(status::passed),
+        error_(false),
+        precise_(p.precise),
+        out_(tokens) {}
+  /// A block.
+  entry(detail::engine_impl* engine, std::uint32_t acquire, entry_type type,
+        node::cluster_node* cluster, const block_info& b) noexcept
+      : engine_(engine),
+        cluster_(cluster),
+        acquire_(acquire),
+        type_(type),
+        status_(status::blocked),
+        out_(b) {}
+
   void reset_moved() noexcept;
 
   detail::engine_impl* engine_ = nullptr;
@@ -91,6 +143,8 @@ class [[nodiscard]] entry {
     entry_tokens tokens;
     block_info block;
     constexpr outcome() noexcept : tokens{} {}
+    constexpr explicit outcome(const entry_tokens& t) noexcept : tokens(t) {}
+    constexpr explicit outcome(const block_info& b) noexcept : block(b) {}
   };
   outcome out_;
   static constexpr block_info no_block{};

@@ -35,15 +35,17 @@ inline constexpr int degrade = -1000;
 /** What the checking slots of one entry hold until it exits: in-flight slots taken, half-open
     probes won, admissions booked. Fixed size: the request path never allocates. */
 struct entry_tokens {
-  std::uint32_t flow_held = 0;       ///< bit i: holds an in-flight slot of flow rule i
-  std::uint32_t flow_admitted = 0;   ///< bit i: booked a pass in flow rule i's admission window
+  std::uint32_t flow_held = 0;      ///< bit i: holds an in-flight slot of flow rule i
+  std::uint32_t flow_admitted = 0;  ///< bit i: booked a pass in flow rule i's admission window
   std::int64_t flow_admit_window = 0;
-  std::uint32_t breaker_probe = 0;   ///< bit i: this entry is breaker i's half-open probe
+  std::uint32_t breaker_probe = 0;  ///< bit i: this entry is breaker i's half-open probe
   /// The flow slot already booked this entry's pass in a future window (prioritized borrowing):
   /// the statistic slot then counts concurrency only, as Sentinel does for PriorityWaitException.
   bool pass_booked = false;
   std::uint8_t param_held_count = 0;
-  std::array<void*, 4> param_held{};  ///< per-value in-flight counters held
+  /// Per-value in-flight counters held: the first param_held_count are set (the rest are
+  /// never read, so they are not zeroed on every entry).
+  std::array<void*, 4> param_held;
 };
 
 /// Everything a slot may look at when an entry is checked.
@@ -79,19 +81,33 @@ struct exit_context {
   node::origin_node* origin_node;
 };
 
-/// A slot's answer: let the entry go on, block it, or let it pass after waiting.
+/** A slot's answer: let the entry go on, block it, or let it pass after waiting.
+
+    `block` is set only when `outcome` is `block`: a pass or a wait writes two words, not the
+    whole block description, since every slot of every entry returns one. */
 struct slot_verdict {
   enum class kind : std::uint8_t { pass, block, wait };
   kind outcome = kind::pass;
-  block_info block{};
   std::int64_t wait_ns = 0;
+  union {
+    unsigned char unset_;
+    block_info block;  ///< why and for how long; valid when outcome == kind::block
+  };
+
+  constexpr slot_verdict() noexcept : unset_(0) {}
 
   static constexpr slot_verdict pass() noexcept { return {}; }
   static constexpr slot_verdict blocked(const block_info& b) noexcept {
-    return {kind::block, b, 0};
+    slot_verdict v;
+    v.outcome = kind::block;
+    v.block = b;
+    return v;
   }
   static constexpr slot_verdict wait(std::int64_t ns) noexcept {
-    return {kind::wait, {}, ns};
+    slot_verdict v;
+    v.outcome = kind::wait;
+    v.wait_ns = ns;
+    return v;
   }
 };
 

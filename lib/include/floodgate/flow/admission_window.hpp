@@ -103,6 +103,23 @@ class admission_window {
     std::int64_t start_ms = 0;  ///< when that window starts: the request waits until then
   };
 
+  /** The common case of @ref admit, inline: the calling thread owns writer shard `ws` and still
+      holds `acquire` leased passes of `window` (the window containing the entry's time). Spends
+      them and returns true; false means "call admit", nothing was taken. */
+  bool spend_lease(std::int64_t window, std::uint32_t acquire, stat::writer_shard ws) noexcept {
+    if (!ws.exclusive) {
+      return false;
+    }
+    auto& lease = leases_[ws.index].word;
+    const std::uint64_t held = lease.load(std::memory_order_relaxed);
+    if ((held >> stat::cell_value_bits) != stat::cell_tag(window) ||
+        (held & stat::cell_value_mask) < acquire) {
+      return false;
+    }
+    lease.store(held - acquire, std::memory_order_relaxed);  // only this thread writes it
+    return true;
+  }
+
   /** Books `acquire` passes into the window containing `now_ms` if the interval ending there
       stays within `count` per second (Sentinel's `(int) passQps + acquire <= count`). */
   admission admit(std::int64_t now_ms, std::uint32_t acquire, double count,

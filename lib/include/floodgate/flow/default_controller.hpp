@@ -39,6 +39,11 @@ class default_controller {
                      flow_booking& booking) noexcept;
 
   /// Gives back a QPS admission booked in `window`.
+  /// The pass path of a QPS rule on an exclusive node, inline (admission_window::spend_lease).
+  bool spend_lease(std::int64_t window, std::uint32_t acquire, stat::writer_shard ws) noexcept {
+    return admissions_.spend_lease(window, acquire, ws);
+  }
+
   void refund(std::int64_t window, std::uint32_t acquire) noexcept {
     admissions_.refund(window, acquire);
   }

@@ -91,6 +91,15 @@ class resource_totals {
   };
   std::unique_ptr<shard_words[]> block_;
   std::atomic<std::uint64_t>* at(std::size_t word) noexcept { return &block_[0].w[word]; }
+  static constexpr std::size_t duration_index = 3 + block_reason_count;
+  void bump(const stat::write_point& p, std::size_t word, std::uint64_t n) noexcept {
+    auto& c = block_[p.shard].w[word];
+    if (p.exclusive) [[likely]] {
+      c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+    } else {
+      c.fetch_add(n, std::memory_order_relaxed);
+    }
+  }
   template <std::size_t... I>
   std::array<sharded_counter, sizeof...(I)> counters(std::size_t first,
                                                      std::index_sequence<I...>) noexcept {
@@ -108,20 +117,21 @@ class resource_totals {
       counters(3 + block_reason_count, std::make_index_sequence<histogram_size>{});
   sharded_counter duration_sum_ns{at(3 + block_reason_count + histogram_size), words};
 
-
   /// A word of `shard`'s own block that the engine keeps the shard's last origin node in (a
   /// one-entry cache in front of the origin table; on the shard's own cache line).
   std::atomic<std::uint64_t>& cache_word(std::uint32_t shard) noexcept {
     return block_[shard].w[cache_index];
   }
+  /// One passed request, in `p`'s shard (passed.add(p) with the word addressed directly).
+  void count_pass(const stat::write_point& p) noexcept { bump(p, 0, 1); }
   /// One completed request of `ns` nanoseconds into the histogram, in `p`'s shard.
   void observe_duration(std::int64_t ns, const stat::write_point& p) noexcept {
     std::size_t i = 0;
     while (i < duration_bucket_ns.size() && ns > duration_bucket_ns[i]) {
       ++i;
     }
-    duration[i].add(p);
-    duration_sum_ns.add(p, static_cast<std::uint64_t>(ns > 0 ? ns : 0));
+    bump(p, duration_index + i, 1);
+    bump(p, duration_index + histogram_size, static_cast<std::uint64_t>(ns > 0 ? ns : 0));
   }
   std::uint64_t completed() const noexcept;
 };

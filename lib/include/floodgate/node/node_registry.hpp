@@ -80,6 +80,26 @@ inline std::uint64_t hash_name(std::string_view s) noexcept {
   return detail::fold_multiply(a ^ k2, b ^ h) ^ n;
 }
 
+/** Whether two names are equal: names of 4 to 16 bytes (most resource, context and origin
+    names) are compared as two overlapping words, without a call to memcmp. */
+inline bool same_name(std::string_view a, std::string_view b) noexcept {
+  const std::size_t n = a.size();
+  if (n != b.size()) {
+    return false;
+  }
+  const char* p = a.data();
+  const char* q = b.data();
+  if (n >= 8 && n <= 16) {
+    return ((detail::load_u64(p) ^ detail::load_u64(q)) |
+            (detail::load_u64(p + n - 8) ^ detail::load_u64(q + n - 8))) == 0;
+  }
+  if (n >= 4 && n < 8) {
+    return ((detail::load_u32(p) ^ detail::load_u32(q)) |
+            (detail::load_u32(p + n - 4) ^ detail::load_u32(q + n - 4))) == 0;
+  }
+  return n == 0 || std::memcmp(p, q, n) == 0;
+}
+
 namespace detail {
 /// A fixed-capacity, insert-only, lock-free hash table of node pointers.
 template <class Node>
@@ -160,7 +180,8 @@ class node_registry {
     }
     auto& slot = resource.totals().cache_word(shard);
     auto* last = reinterpret_cast<origin_node*>(slot.load(std::memory_order_acquire));
-    if (last != nullptr && last->origin_hash() == origin_hash && last->origin() == origin) {
+    if (last != nullptr && last->origin_hash() == origin_hash &&
+        same_name(last->origin(), origin)) {
       return last;
     }
     origin_node* n = this->origin(resource, origin, origin_hash);

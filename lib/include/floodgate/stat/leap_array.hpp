@@ -88,6 +88,10 @@ class leap_array {
     return copy * static_cast<std::size_t>(sample_count_) +
            static_cast<std::size_t>(by_samples_.modulo(window));
   }
+  /// Position of the first bucket of ring `copy`.
+  std::size_t ring_start(std::uint32_t copy) const noexcept {
+    return copy * static_cast<std::size_t>(sample_count_);
+  }
   Bucket& at(std::size_t index) noexcept { return buckets_[index]; }
   const Bucket& at(std::size_t index) const noexcept { return buckets_[index]; }
 

@@ -17,6 +17,9 @@ inline constexpr std::size_t metric_event_count = 6;
 struct alignas(64) second_bucket {
   std::atomic<std::uint64_t> cells[metric_event_count] = {};
   std::atomic<std::uint64_t> min_rt = 0;
+  /// Not windowed: in the first bucket of each writer shard's ring, that shard's live
+  /// concurrency (the line the shard's own writes touch anyway); unused in the others.
+  std::atomic<std::int64_t> concurrency = 0;
 
   std::uint64_t value(metric_event e, std::uint64_t tag) const noexcept {
     return cell_value(cells[static_cast<std::size_t>(e)].load(std::memory_order_relaxed), tag);

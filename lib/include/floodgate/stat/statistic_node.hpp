@@ -29,6 +29,7 @@ struct write_point {
   std::uint64_t tag;
   std::uint32_t bucket;  ///< index of the writer's bucket for `window`
   std::uint32_t shard;   ///< the writer's shard (writer_shard.hpp)
+  std::uint32_t ring;    ///< index of the first bucket of the shard's ring (its concurrency)
   bool exclusive;        ///< the writer owns its shard (plain stores)
 };
 
@@ -61,30 +62,62 @@ class statistic_node {
   explicit statistic_node(const window_config& cfg = {});
 
   /// The write point of the calling thread at `now_ms` (valid for any node of the same shape).
-  write_point at(std::int64_t now_ms) const noexcept {
-    const writer_shard shard = this_thread_shard();
+  write_point at(std::int64_t now_ms) const noexcept { return at(now_ms, this_thread_shard()); }
+  /// The write point of a thread writing shard `shard` at `now_ms`.
+  write_point at(std::int64_t now_ms, writer_shard shard) const noexcept {
     const auto w = second_.window_of(now_ms);
-    return {now_ms,      w,
-            cell_tag(w), static_cast<std::uint32_t>(second_.index(w, shard.index)),
-            shard.index, shard.exclusive};
+    return {now_ms,         w,
+            cell_tag(w),    static_cast<std::uint32_t>(second_.index(w, shard.index)),
+            shard.index,    static_cast<std::uint32_t>(second_.ring_start(shard.index)),
+            shard.exclusive};
   }
 
   // Writes. The common case (the writer owns its shard, the bucket already holds the current
-  // window) is inline: a load, a compare and a store per counter.
+  // window) is inline: the bucket's address once, one tag test for the cells written together,
+  // then a plain load and store per counter. Everything else goes to an out-of-line path that
+  // takes the write point by value, so the caller's copy stays in registers.
 
   /// What the statistic slot records for a passed entry: pass += n, one more in flight.
   void record_pass(const write_point& p, std::uint32_t n) noexcept {
-    add_second(metric_event::pass, p, n);
-    add_concurrency(p, 1);
+    if (p.exclusive) [[likely]] {
+      auto& cell = second_.at(p.bucket).cells[static_cast<std::size_t>(metric_event::pass)];
+      auto& conc = second_.at(p.ring).concurrency;
+      const std::uint64_t cur = cell.load(std::memory_order_relaxed);
+      const std::int64_t c = conc.load(std::memory_order_relaxed);
+      if (same_window(cur, p.tag)) [[likely]] {
+        cell.store(cur + n, std::memory_order_relaxed);
+        conc.store(c + 1, std::memory_order_relaxed);
+        return;
+      }
+    }
+    record_pass_slow(p, n);
   }
   /// What an exit records: success += n, the RT, one fewer in flight, exception += n on error.
   void record_completion(const write_point& p, std::int64_t rt_ms, std::uint32_t n,
                          bool error) noexcept {
-    add_rt_and_success(p, rt_ms, n);
-    add_concurrency(p, -1);
-    if (error) {
-      add_second(metric_event::exception, p, n);
+    const std::uint64_t rt = rt_ms > 0 ? static_cast<std::uint64_t>(rt_ms) : 0;
+    if (p.exclusive && !error) [[likely]] {
+      second_bucket& b = second_.at(p.bucket);
+      auto& success = b.cells[static_cast<std::size_t>(metric_event::success)];
+      auto& rt_sum = b.cells[static_cast<std::size_t>(metric_event::rt)];
+      auto& conc = second_.at(p.ring).concurrency;
+      const std::uint64_t s = success.load(std::memory_order_relaxed);
+      const std::uint64_t r = rt_sum.load(std::memory_order_relaxed);
+      const std::uint64_t m = b.min_rt.load(std::memory_order_relaxed);
+      const std::int64_t c = conc.load(std::memory_order_relaxed);
+      const std::uint64_t th = p.tag << cell_value_bits;
+      // All three cells hold this window (min_rt: 0 is an empty cell, not a minimum).
+      if ((((s ^ th) | (r ^ th) | (m ^ th)) >> cell_value_bits) == 0 && m != 0) [[likely]] {
+        success.store(s + n, std::memory_order_relaxed);
+        rt_sum.store(r + rt, std::memory_order_relaxed);
+        if ((m & cell_value_mask) > rt) {
+          b.min_rt.store(th | rt, std::memory_order_relaxed);
+        }
+        conc.store(c - 1, std::memory_order_relaxed);
+        return;
+      }
     }
+    record_completion_slow(p, rt, n, error);
   }
   void add_pass(const write_point& p, std::uint32_t n) noexcept {
     add_second(metric_event::pass, p, n);
@@ -100,12 +133,6 @@ class statistic_node {
     const std::uint64_t rt = rt_ms > 0 ? static_cast<std::uint64_t>(rt_ms) : 0;
     add_second(metric_event::success, p, n);
     add_second(metric_event::rt, p, rt);
-    if (p.exclusive) [[likely]] {
-      const std::uint64_t cur = second_.at(p.bucket).min_rt.load(std::memory_order_relaxed);
-      if (cur != 0 && (cur >> cell_value_bits) == p.tag && (cur & cell_value_mask) <= rt) {
-        return;  // not a new minimum
-      }
-    }
     lower_min_rt(p, rt);
   }
   void add_pass(std::int64_t now_ms, std::uint32_t n) noexcept { add_pass(at(now_ms), n); }
@@ -167,10 +194,6 @@ class statistic_node {
   const fast_divider& bucket_divider() const noexcept { return second_.window_divider(); }
 
  private:
-  struct alignas(64) shard_concurrency {
-    std::atomic<std::int64_t> value{0};
-  };
-
   std::uint64_t borrowed(std::int64_t window) const noexcept;
   template <metric_event... E>
   std::array<std::uint64_t, sizeof...(E)> window_sums(std::int64_t now_ms) const noexcept;
@@ -178,18 +201,23 @@ class statistic_node {
   std::uint64_t second_tags(metric_event e) const noexcept;
   void add_concurrency(std::int64_t delta) noexcept;
   void add_concurrency(const write_point& p, std::int64_t delta) noexcept {
-    auto& c = concurrency_[p.shard].value;
+    auto& c = second_.at(p.ring).concurrency;
     if (p.exclusive) [[likely]] {
       c.store(c.load(std::memory_order_relaxed) + delta, std::memory_order_relaxed);
     } else {
       c.fetch_add(delta, std::memory_order_relaxed);
     }
   }
+  /// Whether cell word `cur` counts for window tag `tag` (an empty cell counts as window 0 with
+  /// value 0, which is what adding to it means).
+  static bool same_window(std::uint64_t cur, std::uint64_t tag) noexcept {
+    return (cur >> cell_value_bits) == tag;
+  }
   void add_second(metric_event e, const write_point& p, std::uint64_t n) noexcept {
     auto& cell = second_.at(p.bucket).cells[static_cast<std::size_t>(e)];
     if (p.exclusive) [[likely]] {
       const std::uint64_t cur = cell.load(std::memory_order_relaxed);
-      if (cur != 0 && (cur >> cell_value_bits) == p.tag) [[likely]] {
+      if (same_window(cur, p.tag)) [[likely]] {
         cell.store(cur + n, std::memory_order_relaxed);
         return;
       }
@@ -197,8 +225,11 @@ class statistic_node {
     add_second_slow(e, p, n);
   }
   /// A new window in the bucket (folding the finished one), a late event, or a shared shard.
-  void add_second_slow(metric_event e, const write_point& p, std::uint64_t n) noexcept;
-  void lower_min_rt(const write_point& p, std::uint64_t rt) noexcept;
+  void add_second_slow(metric_event e, write_point p, std::uint64_t n) noexcept;
+  void record_pass_slow(write_point p, std::uint32_t n) noexcept;
+  void record_completion_slow(write_point p, std::uint64_t rt, std::uint32_t n,
+                              bool error) noexcept;
+  void lower_min_rt(write_point p, std::uint64_t rt) noexcept;
   /// Sum of `e` over the seconds [first_second, last_second], folded and not yet folded.
   std::uint64_t seconds_sum(metric_event e, std::int64_t now_ms, std::int64_t first_second,
                             std::int64_t last_second) const noexcept;
@@ -209,7 +240,6 @@ class statistic_node {
   leap_array<second_bucket> second_;  // one ring per writer shard
   leap_array<minute_bucket> minute_;
   leap_array<waiting_bucket> borrow_;  // 2 x sample_count slots: covers past and future windows
-  std::unique_ptr<shard_concurrency[]> concurrency_;  // one per writer shard
 };
 
 }  // namespace floodgate::stat
