@@ -102,6 +102,30 @@ TEST_F(FlowSlot, AdmissionIsGivenBackWhenALaterSlotBlocks) {
   EXPECT_TRUE(eng.enter(ctx, "res").blocked());
 }
 
+// With room in the window, a thread books passes ahead (a lease) and later entries spend them
+// inline; a pass spent from the lease and then blocked by a later slot must be given back too.
+TEST_F(FlowSlot, LeasedPassesAreGivenBackWhenALaterSlotBlocks) {
+  struct block_first : slot {
+    int calls = 0;
+    int order() const noexcept override { return slot_order::flow + 500; }
+    slot_verdict on_entry(const check_context&) noexcept override {
+      return ++calls <= 10 ? slot_verdict::blocked({}) : slot_verdict::pass();
+    }
+  };
+  eng.add_slot(std::make_shared<block_first>());
+  flow_rule wider = qps(200);
+  load({qps(100), wider});  // two rules on the resource's own node: both lease
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_TRUE(eng.enter(ctx, "res").blocked());
+  }
+  int passed = 0;
+  for (int i = 0; i < 150; ++i) {
+    passed += eng.enter(ctx, "res") ? 1 : 0;
+  }
+  EXPECT_EQ(passed, 100);  // every pass the blocked entries took came back
+  EXPECT_EQ(cluster().window_sum(stat::metric_event::pass, clock.now_ms()), 100u);
+}
+
 TEST_F(FlowSlot, AnEarlierRulesAdmissionIsGivenBackWhenALaterRuleBlocks) {
   flow_rule per_origin = qps(1, "appA");
   load({qps(1), per_origin});
