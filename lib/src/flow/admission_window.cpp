@@ -93,12 +93,20 @@ admission_window::admission admission_window::admit(std::int64_t now_ms, std::ui
   const std::int64_t w = s.window_of(std::max<std::int64_t>(now_ms, 0));
   const stat::writer_shard ws = stat::this_thread_shard();
   std::atomic<std::uint64_t>* lease = nullptr;
-  if (ws.exclusive && s.interval_ms == 1000) {
-    lease = &leases_[ws.index].word;
-    const std::uint64_t held = lease->load(std::memory_order_relaxed);
-    if (holds(held, cell_tag(w)) && (held & stat::cell_value_mask) >= acquire) {
-      lease->store(held - acquire, std::memory_order_relaxed);  // only this thread writes it
-      return {true, w, 0};
+  lease_word* own = ws.exclusive ? &leases_[ws.index] : nullptr;
+  const std::uint64_t refunds = refunds_.load(std::memory_order_acquire);
+  if (own != nullptr) {
+    if (own->refused_ms == now_ms && own->refused_acquire == acquire &&
+        own->refused_count == count && own->refused_refunds == refunds) {
+      return {false, w, own->refused_retry_ms};  // refused this millisecond, nothing given back
+    }
+    if (s.interval_ms == 1000) {
+      lease = &own->word;
+      const std::uint64_t held = lease->load(std::memory_order_relaxed);
+      if (holds(held, cell_tag(w)) && (held & stat::cell_value_mask) >= acquire) {
+        lease->store(held - acquire, std::memory_order_relaxed);  // only this thread writes it
+        return {true, w, 0};
+      }
     }
   }
   std::uint64_t values[max_sample_count];
@@ -125,7 +133,16 @@ admission_window::admission admission_window::admit(std::int64_t now_ms, std::ui
     }
     if (closed || !qps_fits(earlier + booked_now, acquire, count, s.interval_ms)) {
       values[s.sample_count - 1] = booked_now;
-      return {false, w, retry_after(values, earlier + booked_now, w, now_ms, acquire, count, s)};
+      const std::int64_t retry =
+          retry_after(values, earlier + booked_now, w, now_ms, acquire, count, s);
+      if (own != nullptr) {
+        own->refused_ms = now_ms;
+        own->refused_acquire = acquire;
+        own->refused_count = count;
+        own->refused_refunds = refunds;
+        own->refused_retry_ms = retry;
+      }
+      return {false, w, retry};
     }
     // Book ahead for this thread while the window is far from full (see Leases).
     std::uint64_t extra = 0;
@@ -210,6 +227,7 @@ void admission_window::refund(std::int64_t window, std::uint32_t acquire) noexce
   while (holds(cur, tag) && (cur & count_mask) >= acquire) {
     if (c.compare_exchange_weak(cur, cur - acquire, std::memory_order_acq_rel,
                                 std::memory_order_acquire)) {
+      refunds_.fetch_add(1, std::memory_order_release);  // refusals decided before are stale
       return;
     }
   }

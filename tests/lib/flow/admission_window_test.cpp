@@ -103,6 +103,20 @@ TEST(AdmissionWindow, RefundGivesBackABookedPass) {
   EXPECT_TRUE(w.admit(t, 1, 1, two_halves).admitted);
 }
 
+// A refusal is remembered for the rest of its millisecond (a flood of refused entries skips the
+// sums), but only for the same request: another count or acquire is decided afresh.
+TEST(AdmissionWindow, ARefusalIsReusedOnlyForTheSameCountAndAcquire) {
+  admission_window w;
+  const std::int64_t t = 1'000'000;
+  ASSERT_TRUE(w.admit(t, 1, 2, two_halves).admitted);
+  ASSERT_FALSE(w.admit(t, 2, 2, two_halves).admitted);
+  ASSERT_FALSE(w.admit(t, 2, 2, two_halves).admitted);
+  EXPECT_TRUE(w.admit(t, 1, 2, two_halves).admitted);  // other acquire: one pass still fits
+  EXPECT_FALSE(w.admit(t, 1, 2, two_halves).admitted);
+  EXPECT_TRUE(w.admit(t, 1, 3, two_halves).admitted);  // other count: room again
+  EXPECT_FALSE(w.admit(t + 1, 1, 3, two_halves).admitted);
+}
+
 TEST(AdmissionWindow, LateClockReadingIsBlockedOnceALaterWindowSealedIt) {
   admission_window w;
   const std::int64_t t = 1'000'000;

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <limits>
 #include <memory>
 
 namespace floodgate::flow {
@@ -152,12 +153,22 @@ class admission_window {
   void renew_lease(std::atomic<std::uint64_t>& lease, std::int64_t window,
                    std::uint64_t extra) noexcept;
 
+  /** Per writer shard, written by its owner only: the lease, and the last refusal. Within one
+      millisecond a window's bookings only grow unless a refund lowers them, so a refusal stays
+      right for the same (millisecond, acquire, count) until the next refund: a flood of refused
+      entries then skips the sealing and the sums (see admit). */
   struct alignas(64) lease_word {
-    std::atomic<std::uint64_t> word{0};  // tagged cell: (window tag, passes left); owner-written
+    std::atomic<std::uint64_t> word{0};  // tagged cell: (window tag, passes left)
+    std::int64_t refused_ms = std::numeric_limits<std::int64_t>::min();
+    std::uint64_t refused_refunds = 0;  // refunds_ when the refusal was decided
+    std::int64_t refused_retry_ms = 0;
+    double refused_count = 0;
+    std::uint32_t refused_acquire = 0;
   };
 
   alignas(64) std::atomic<std::uint64_t> cells_[ring_size] = {};
-  std::unique_ptr<lease_word[]> leases_;  // one per writer shard
+  std::unique_ptr<lease_word[]> leases_;               // one per writer shard
+  alignas(64) std::atomic<std::uint64_t> refunds_{0};  // counts refunds (rare)
 };
 
 }  // namespace floodgate::flow
