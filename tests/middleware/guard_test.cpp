@@ -494,6 +494,102 @@ TEST_F(GuardTest, OriginMayBeTheClientAddress) {
             "192.0.2.7");
 }
 
+TEST_F(GuardTest, EachRouteCountsUnderItsOwnResourceRequestAfterRequest) {
+  auto& eng = make_engine({});
+  auto g = guard(eng, options_, counting_handler{});
+  const char* targets[] = {"/status/1", "/hello", "/nope", "/work", "/hello", "/status/2", "/x"};
+  for (int round = 0; round < 3; ++round) {
+    for (const char* t : targets) EXPECT_EQ(call(g, get(t)).status, 200u) << t;
+  }
+  EXPECT_EQ(totals("GET:/hello").passed.load(), 6u);
+  EXPECT_EQ(totals("GET:/work").passed.load(), 3u);
+  EXPECT_EQ(totals("GET:/status/{code}").passed.load(), 6u);
+  EXPECT_EQ(totals("<unmatched>").passed.load(), 6u);
+  EXPECT_EQ(eng.nodes().find_resource("/x"), nullptr);  // never the raw path
+}
+
+TEST_F(GuardTest, RoutesNeverRequestedAreNotResources) {
+  auto& eng = make_engine({});
+  auto g = guard(eng, options_, counting_handler{});
+  EXPECT_EQ(call(g, get("/hello")).status, 200u);
+  EXPECT_EQ(eng.nodes().find_resource("GET:/work"), nullptr);
+  EXPECT_EQ(eng.nodes().find_resource("<unmatched>"), nullptr);
+}
+
+TEST_F(GuardTest, RouteAddedAfterTheGuardIsNamedByItsTemplate) {
+  auto& eng = make_engine({});
+  auto g = guard(eng, options_, [](request&& req, request_scope& scope) {
+    return ok_response(req, 200, std::string(scope.resource()));
+  });
+  routes_.add("GET", "/late/{n}");
+  EXPECT_EQ(call(g, get("/late/1")).body, "GET:/late/{n}");
+  EXPECT_EQ(call(g, get("/late/2")).body, "GET:/late/{n}");
+  EXPECT_EQ(totals("GET:/late/{n}").passed.load(), 2u);
+}
+
+TEST_F(GuardTest, CopiedGuardCountsUnderTheSameResources) {
+  auto& eng = make_engine({.flow = {{.resource = "GET:/hello", .count = 2}}});
+  auto g = guard(eng, options_, counting_handler{});
+  EXPECT_EQ(call(g, get("/hello")).status, 200u);
+  auto copy = g;
+  EXPECT_EQ(call(copy, get("/hello")).status, 200u);
+  EXPECT_EQ(call(copy, get("/hello")).status, 429u);
+  EXPECT_EQ(call(g, get("/hello")).status, 429u);
+  EXPECT_EQ(totals("GET:/hello").passed.load(), 2u);
+}
+
+TEST_F(GuardTest, PastTheResourceCapEveryRequestPassesUncheckedAndCountsAsOverflow) {
+  engine_options o;
+  o.time = &clock_;
+  o.limits.max_resources = 1;
+  engine_ = std::make_unique<engine>(o);
+  ASSERT_TRUE(engine_->load_rules({.flow = {{.resource = "GET:/work", .count = 0}}}).ok());
+  auto g = guard(*engine_, options_, counting_handler{});
+  EXPECT_EQ(call(g, get("/hello")).status, 200u);  // takes the only resource
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(call(g, get("/work")).status, 200u);  // rule not checked
+  EXPECT_EQ(engine_->nodes().find_resource("GET:/work"), nullptr);
+  EXPECT_EQ(engine_->nodes().overflow().resources.load(), 3u);  // each request, as by name
+  EXPECT_EQ(totals("GET:/hello").passed.load(), 1u);
+}
+
+TEST_F(GuardTest, PastTheContextCapRequestsPassWithoutCreatingResources) {
+  engine_options o;
+  o.time = &clock_;
+  o.limits.max_contexts = 1;
+  engine_ = std::make_unique<engine>(o);
+  const context other{*engine_, "other"};  // the only context name
+  ASSERT_FALSE(other.is_null());
+  auto g = guard(*engine_, options_, counting_handler{});
+  EXPECT_EQ(call(g, get("/hello")).status, 200u);
+  EXPECT_EQ(call(g, get("/nope")).status, 200u);
+  EXPECT_EQ(engine_->nodes().find_resource("GET:/hello"), nullptr);
+  EXPECT_EQ(engine_->nodes().find_resource("<unmatched>"), nullptr);
+}
+
+TEST_F(GuardTest, OriginHeaderNameIsCaseInsensitiveAndTheFirstValueWins) {
+  auto& eng = make_engine({});
+  auto g = guard(eng, options_, [](request&& req, request_scope& scope) {
+    return ok_response(req, 200, std::string(scope.origin()));
+  });
+  EXPECT_EQ(call(g, get("/hello", {{"x-origin", "lower"}})).body, "lower");
+  EXPECT_EQ(call(g, get("/hello", {{"X-ORIGIN", "upper"}})).body, "upper");
+  request twice = get("/hello", {{"X-Other", "o"}});
+  twice.insert("X-Origin", "first");
+  twice.insert("x-origin", "second");
+  EXPECT_EQ(call(g, std::move(twice)).body, "first");
+  EXPECT_EQ(call(g, get("/hello", {{"X-Origin-Id", "longer"}, {"X-Origi", "shorter"}})).body, "");
+}
+
+TEST_F(GuardTest, ParamFlowHeaderNameIsCaseInsensitive) {
+  param_flow_rule rule{.resource = "GET:/hello",
+                       .param = param_selector{param_source::header, "X-User"},
+                       .count = 1};
+  auto& eng = make_engine({.param_flow = {rule}});
+  auto g = guard(eng, options_, counting_handler{});
+  EXPECT_EQ(call(g, get("/hello", {{"x-user", "alice"}})).status, 200u);
+  EXPECT_EQ(call(g, get("/hello", {{"X-USER", "alice"}})).status, 429u);
+}
+
 TEST(RetryAfter, IsTheCeilingInSecondsAndAtLeastOne) {
   const auto flow = [](long ms) {
     return retry_after_seconds(

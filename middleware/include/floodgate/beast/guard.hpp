@@ -3,6 +3,7 @@
 
 #include <floodgate/beast/blocked_response.hpp>
 #include <floodgate/beast/detail/handler_traits.hpp>
+#include <floodgate/beast/detail/resource_cache.hpp>
 #include <floodgate/beast/guard_options.hpp>
 #include <floodgate/beast/request_scope.hpp>
 #include <floodgate/core/engine.hpp>
@@ -66,7 +67,10 @@ template <class Handler, class Executor = boost::asio::any_io_executor>
 class guarded_handler {
  public:
   guarded_handler(engine& eng, guard_options options, Handler handler)
-      : engine_(&eng), options_(std::move(options)), handler_(std::move(handler)) {}
+      : engine_(&eng),
+        options_(std::move(options)),
+        handler_(std::move(handler)),
+        resources_(options_.routes != nullptr ? options_.routes->size() : 0) {}
 
   template <class Body, class Fields>
     requires request_handler<Handler, Body, Fields>
@@ -86,12 +90,16 @@ class guarded_handler {
                                     std::string& storage) const;
   template <class Fields>
   std::string resolve_origin(const Fields& fields, const request_info& info) const;
+  template <class Body, class Fields>
+  entry enter(context& ctx, const http::request<Body, Fields>& req, const request_info& info,
+              const route_match& match, std::string_view resource, std::string_view origin);
   template <class Result>
   http::message_generator finish(entry& e, Result&& res) const;
 
   engine* engine_;
   guard_options options_;
   Handler handler_;
+  detail::resource_cache resources_;  ///< by route index, for names from options_.routes
 };
 
 /// Makes a guarded_handler; see there.

@@ -6,6 +6,8 @@
 #include <floodgate/beast/query_string.hpp>
 #include <floodgate/core/entry_options.hpp>
 
+#include <boost/beast/core/string.hpp>
+
 #include <array>
 #include <optional>
 #include <string>
@@ -16,10 +18,23 @@ namespace floodgate::beast::detail {
 /// Up to this many forwarding header lines are read; more are ignored (bounded work).
 inline constexpr std::size_t max_forwarded_lines = 8;
 
+/** The value of the first field named `name` (case-insensitive, as basic_fields::find), if any.
+    Walks the request's few fields comparing lengths first: basic_fields::find orders by a
+    case-insensitive less-than and so compares the matching name twice, out of line. */
+template <class Fields>
+std::optional<std::string_view> find_field(const Fields& fields, std::string_view name) noexcept {
+  for (const auto& f : fields) {
+    const std::string_view n{f.name_string()};
+    if (n.size() == name.size() && boost::beast::iequals(n, name)) {
+      return std::string_view{f.value()};
+    }
+  }
+  return std::nullopt;
+}
+
 /// The client address of a request under `options` (peer, or forwarded by a trusted proxy).
 template <class Fields>
-boost::asio::ip::address resolve_client(const Fields& fields,
-                                        const boost::asio::ip::address& peer,
+boost::asio::ip::address resolve_client(const Fields& fields, const boost::asio::ip::address& peer,
                                         const guard_options& options) {
   if (options.trusted_proxies.empty() || !is_trusted(peer, options.trusted_proxies)) {
     return peer;
@@ -56,13 +71,9 @@ class request_params {
     try {
       std::string_view v;
       switch (s.from) {
-        case param_source::header: {
-          const auto it = p.fields_->find(s.name);
-          if (it != p.fields_->end()) {
-            v = std::string_view{it->value()};
-          }
+        case param_source::header:
+          v = find_field(*p.fields_, s.name).value_or(std::string_view{});
           break;
-        }
         case param_source::query: {
           const auto q = find_query_param(p.target_, s.name, p.next_scratch());
           v = q.value_or(std::string_view{});

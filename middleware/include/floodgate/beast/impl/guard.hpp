@@ -12,6 +12,21 @@
 
 namespace floodgate::beast {
 
+namespace detail {
+
+/** Waits `duration` on an asynchronous timer (a throttled request). A coroutine of its own, so
+    the guard's frame holds no timer: a smaller frame on every request that does not wait. */
+template <class Executor>
+boost::asio::awaitable<void, Executor> wait_for(std::chrono::nanoseconds duration) {
+  namespace asio = boost::asio;
+  asio::basic_waitable_timer<std::chrono::steady_clock,
+                             asio::wait_traits<std::chrono::steady_clock>, Executor>
+      timer{co_await asio::this_coro::executor, duration};
+  co_await timer.async_wait(asio::use_awaitable_t<Executor>{});
+}
+
+}  // namespace detail
+
 template <class Handler, class Executor>
 template <class Body, class Fields>
 requires request_handler<Handler, Body, Fields>
@@ -35,24 +50,14 @@ auto guarded_handler<Handler, Executor>::operator()(http::request<Body, Fields> 
 
   // Declared in this order so the entry exits (destructor) before its context goes.
   floodgate::context ctx{*engine_, options_.context_name, origin};
-  entry e;
-  {
-    const detail::request_params<Fields> params{req.base(), req.target(), origin, info.peer,
-                                                options_};
-    e = engine_->enter(
-        ctx, resource,
-        {.type = entry_type::inbound, .params = params.extractor(), .precise_duration = true});
-  }
+  entry e = enter(ctx, req, info, match, resource, origin);
   if (e.blocked()) {
     co_return http::message_generator{
         make_blocked_response(e.block(), resource, version, keep_alive)};
   }
   if (e.wait() > std::chrono::nanoseconds::zero()) {
     // Throttled: wait without holding the thread. Cancellation throws; the entry still exits.
-    asio::basic_waitable_timer<std::chrono::steady_clock,
-                               asio::wait_traits<std::chrono::steady_clock>, executor_type>
-        timer{co_await asio::this_coro::executor, e.wait()};
-    co_await timer.async_wait(asio::use_awaitable_t<executor_type>{});
+    co_await detail::wait_for<executor_type>(e.wait());
   }
 
   request_scope scope{&ctx, resource, match, origin};
@@ -103,16 +108,33 @@ template <class Handler, class Executor>
 template <class Fields>
 std::string guarded_handler<Handler, Executor>::resolve_origin(const Fields& fields,
                                                                const request_info& info) const {
-  std::string origin;
   if (options_.origin == origin_source::client_ip) {
-    origin = detail::resolve_client(fields, info.peer, options_).to_string();
-  } else if (!options_.origin_header.empty()) {
-    if (const auto it = fields.find(options_.origin_header); it != fields.end()) {
-      const std::string_view v{it->value()};
-      origin.assign(v.substr(0, options_.max_origin_length));
+    return detail::resolve_client(fields, info.peer, options_).to_string();
+  }
+  if (!options_.origin_header.empty()) {
+    if (const auto v = detail::find_field(fields, options_.origin_header)) {
+      return std::string{v->substr(0, options_.max_origin_length)};
     }
   }
-  return origin;
+  return {};
+}
+
+template <class Handler, class Executor>
+template <class Body, class Fields>
+entry guarded_handler<Handler, Executor>::enter(context& ctx,
+                                                const http::request<Body, Fields>& req,
+                                                const request_info& info, const route_match& match,
+                                                std::string_view resource,
+                                                std::string_view origin) {
+  const detail::request_params<Fields> params{req.base(), req.target(), origin, info.peer,
+                                              options_};
+  const entry_options options{
+      .type = entry_type::inbound, .params = params.extractor(), .precise_duration = true};
+  // A name the application chose is looked up as given; a null context never creates resources.
+  if (ctx.is_null() || !info.resource.empty() || !info.route.empty()) {
+    return engine_->enter(ctx, resource, options);
+  }
+  return engine_->enter(ctx, resources_.handle(*engine_, match.index(), resource), options);
 }
 
 template <class Handler, class Executor>
