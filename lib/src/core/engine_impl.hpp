@@ -40,8 +40,10 @@ class engine_impl {
   }
 
  private:
-  slot_verdict run_checks(const rule_snapshot& snap, const resource_rules* rules,
-                          const check_context& cc, entry_tokens& tokens) noexcept;
+  [[gnu::always_inline]] inline slot_verdict run_checks(const rule_snapshot& snap,
+                                                        const resource_rules* rules,
+                                                        const check_context& cc,
+                                                        entry_tokens& tokens) noexcept;
   slot_verdict run_checks_with_user_slots(const rule_snapshot& snap, const resource_rules* rules,
                                           const check_context& cc, entry_tokens& tokens) noexcept;
   static void unwind(const rule_snapshot& snap, const resource_rules* rules, stage reached,
