@@ -1,6 +1,7 @@
 #include <floodgate/core/engine.hpp>
 
 #include "core/engine_impl.hpp"
+#include "degrade/circuit_breaker_impl.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -67,6 +68,16 @@ namespace {
 
 bool blocked(const slot_verdict& v) noexcept { return v.outcome == slot_verdict::kind::block; }
 
+// Every breaker CLOSED: the degrade check would pass without side effects, so it is skipped.
+bool all_closed(const resource_breakers& breakers) noexcept {
+  for (const detail::circuit_breaker_impl* b : breakers.list()) {
+    if (!b->closed()) {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 slot_verdict engine_impl::run_checks(const rule_snapshot& snap, const resource_rules* rules,
@@ -99,10 +110,13 @@ slot_verdict engine_impl::run_checks(const rule_snapshot& snap, const resource_r
       if (stops(v, stage::param_flow)) return v;
     }
     if (rules->flow) {
-      const slot_verdict v = rules->flow->check(cc, tokens);
-      if (stops(v, stage::flow)) return v;
+      const std::size_t first = rules->flow->spend_leases(cc, tokens);
+      if (first < rules->flow->size()) {
+        const slot_verdict v = rules->flow->check_from(first, cc, tokens);
+        if (stops(v, stage::flow)) return v;
+      }
     }
-    if (rules->degrade) {
+    if (rules->degrade && !all_closed(*rules->degrade)) {
       const slot_verdict v = rules->degrade->check(cc, tokens);
       if (stops(v, stage::degrade)) return v;
     }
@@ -284,19 +298,28 @@ void engine_impl::exit(entry& e) noexcept {
   if (e.error_) totals.errors.add(at);
 
   const resource_rules* rules = e.rules_;
-  if (rules != nullptr || !e.snapshot_->user_slots.empty()) {
+  const auto& user_slots = e.snapshot_->user_slots;
+  entry_tokens& tokens = e.out_.tokens;
+  // Flow and param exits only release what the entry holds; breakers record every exit.
+  const bool held = rules != nullptr && (tokens.param_held_count != 0 || tokens.flow_held != 0);
+  if (held || !user_slots.empty()) [[unlikely]] {
     const exit_context xc{now_ms, now_ns,      create_ms, rt_ms,         e.error_,
                           n,      *e.cluster_, *e.node_,  e.origin_node_};
-    if (rules != nullptr) {
-      // Flow and param exits only release what the entry holds.
-      if (rules->param && e.out_.tokens.param_held_count != 0) {
-        rules->param->on_exit(xc, e.out_.tokens);
-      }
-      if (rules->flow && e.out_.tokens.flow_held != 0) rules->flow->on_exit(xc, e.out_.tokens);
-      if (rules->degrade) rules->degrade->on_exit(xc, e.out_.tokens);
+    if (rules != nullptr && rules->param && tokens.param_held_count != 0) {
+      rules->param->on_exit(xc, tokens);
     }
-    for (const auto& s : e.snapshot_->user_slots) {
+    if (rules != nullptr && rules->flow && tokens.flow_held != 0) {
+      rules->flow->on_exit(xc, tokens);
+    }
+    if (rules != nullptr && rules->degrade) {
+      rules->degrade->on_exit(xc, tokens);
+    }
+    for (const auto& s : user_slots) {
       s->on_exit(xc);
+    }
+  } else if (rules != nullptr && rules->degrade) {
+    for (detail::circuit_breaker_impl* b : rules->degrade->list()) {
+      b->on_request_complete(now_ms, rt_ms, e.error_);  // resource_breakers::on_exit, inline
     }
   }
 

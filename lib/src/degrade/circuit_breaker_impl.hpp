@@ -59,6 +59,11 @@ class alignas(128) circuit_breaker_impl final : public circuit_breaker {
   }
 
   /// Sentinel's tryPass at `now_ms`: `probe` when this call won OPEN → HALF_OPEN.
+  /// True while CLOSED: try_pass() would let anything through without a transition.
+  bool closed() const noexcept {
+    return state_of(word_.load(std::memory_order_acquire)) == breaker_state::closed;
+  }
+
   admission try_pass(std::int64_t now_ms) noexcept {
     std::int64_t w = word_.load(std::memory_order_acquire);
     for (;;) {

@@ -40,7 +40,11 @@ struct resource_breakers::impl {
   }
 };
 
-resource_breakers::resource_breakers(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
+resource_breakers::resource_breakers(std::unique_ptr<impl> p) : impl_(std::move(p)) {
+  for (const auto& b : impl_->breakers) {
+    list_.push_back(b.get());
+  }
+}
 resource_breakers::~resource_breakers() = default;
 
 std::unique_ptr<resource_breakers> resource_breakers::build(
@@ -57,7 +61,8 @@ std::unique_ptr<resource_breakers> resource_breakers::build(
       const auto& candidate = previous->impl_->breakers[i];
       if (!reused[i] && candidate->rule() == r.rule) {
         reused[i] = true;
-        breaker = candidate;  // Sentinel keeps the CircuitBreaker of an equal rule: state carries over
+        breaker =
+            candidate;  // Sentinel keeps the CircuitBreaker of an equal rule: state carries over
       }
     }
     if (!breaker) {

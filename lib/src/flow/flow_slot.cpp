@@ -64,7 +64,15 @@ struct resource_flow_rules::impl {
   }
 };
 
-resource_flow_rules::resource_flow_rules(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
+resource_flow_rules::resource_flow_rules(std::unique_ptr<impl> p)
+    : impl_(std::move(p)), size_(impl_->rules.size()) {
+  for (const compiled_rule& r : impl_->rules) {
+    if (r.leased == nullptr || leased_.size() == tracked_rules) {
+      break;
+    }
+    leased_.push_back(r.leased);
+  }
+}
 resource_flow_rules::~resource_flow_rules() = default;
 
 std::unique_ptr<resource_flow_rules> resource_flow_rules::build(
@@ -112,33 +120,9 @@ std::unique_ptr<resource_flow_rules> resource_flow_rules::build(
   return std::unique_ptr<resource_flow_rules>(new resource_flow_rules(std::move(p)));
 }
 
-slot_verdict resource_flow_rules::check(const check_context& ctx,
-                                        entry_tokens& tokens) const noexcept {
-  const auto& rules = impl_->rules;
-  std::size_t i = 0;
-  // The usual case first: leading rules that count on the resource's own node and whose
-  // admission window still leases this thread a pass of the current window. The same outcome
-  // and bookkeeping as the full check below, without it.
-  if (!rules.empty() && rules.front().leased != nullptr && ctx.now_ms >= 0) [[likely]] {
-    const std::int64_t w = ctx.cluster.bucket_divider().divide(ctx.now_ms);
-    const stat::writer_shard ws = stat::this_thread_shard();
-    for (; i < rules.size() && i < tracked_rules; ++i) {
-      flow::default_controller* c = rules[i].leased;
-      if (c == nullptr || !c->spend_lease(w, ctx.acquire, ws)) {
-        break;
-      }
-      if (tokens.flow_admitted == 0) {
-        tokens.flow_admit_window = w;
-      }
-      if (tokens.flow_admit_window == w) {
-        tokens.flow_admitted |= std::uint32_t{1} << i;
-      }
-    }
-    if (i == rules.size()) {
-      return slot_verdict::pass();
-    }
-  }
-  return impl_->check_from(i, ctx, tokens);
+slot_verdict resource_flow_rules::check_from(std::size_t first, const check_context& ctx,
+                                             entry_tokens& tokens) const noexcept {
+  return impl_->check_from(first, ctx, tokens);
 }
 
 slot_verdict resource_flow_rules::impl::check_from(std::size_t first, const check_context& ctx,

@@ -26,6 +26,10 @@ void validate(const degrade_rule& rule, std::string_view path, std::vector<rule_
     check(), on_blocked_later() and on_exit() are lock-free, never allocate and may run on any
     number of threads; build() and for_each() are control-plane calls.
 */
+namespace detail {
+class circuit_breaker_impl;
+}
+
 class resource_breakers {
  public:
   /** Builds the breakers of `rules` (all valid, of one resource). A rule equal to one of
@@ -51,11 +55,16 @@ class resource_breakers {
   /// Calls `f(breaker, rule_index)` for each breaker, in rule order.
   void for_each(const std::function<void(const circuit_breaker&, std::int32_t)>& f) const;
 
+  /// The breakers in rule order, for the engine's inline paths (the same objects check() and
+  /// on_exit() use; alive as long as this).
+  const std::vector<detail::circuit_breaker_impl*>& list() const noexcept { return list_; }
+
   struct impl;
 
  private:
   explicit resource_breakers(std::unique_ptr<impl> p);
   std::unique_ptr<impl> impl_;
+  std::vector<detail::circuit_breaker_impl*> list_;
 };
 
 }  // namespace floodgate
