@@ -75,10 +75,17 @@ class sharded_counter {
     writer's shard; read (summed) at scrape time. */
 class resource_totals {
   static constexpr std::size_t histogram_size = duration_buckets.size() + 1;
-  // Words per shard: passed, blocked[], errors, dry_run_blocks, duration[], duration_sum_ns,
-  // rounded up to whole cache lines.
-  static constexpr std::size_t cache_index = 3 + block_reason_count + histogram_size + 1;
-  static constexpr std::size_t words = (cache_index + 1 + 7) / 8 * 8;
+  // Words per shard, rounded up to whole cache lines. What every passed entry writes comes
+  // first, so it shares one line: passed, duration_sum_ns, the origin cache, then duration[]
+  // (its first buckets hold most requests), errors, dry_run_blocks and blocked[].
+  static constexpr std::size_t passed_index = 0;
+  static constexpr std::size_t sum_index = 1;
+  static constexpr std::size_t cache_index = 2;
+  static constexpr std::size_t duration_index = 3;
+  static constexpr std::size_t errors_index = duration_index + histogram_size;
+  static constexpr std::size_t dry_run_index = errors_index + 1;
+  static constexpr std::size_t blocked_index = dry_run_index + 1;
+  static constexpr std::size_t words = (blocked_index + block_reason_count + 7) / 8 * 8;
 
  public:
   resource_totals();
@@ -91,7 +98,6 @@ class resource_totals {
   };
   std::unique_ptr<shard_words[]> block_;
   std::atomic<std::uint64_t>* at(std::size_t word) noexcept { return &block_[0].w[word]; }
-  static constexpr std::size_t duration_index = 3 + block_reason_count;
   void bump(const stat::write_point& p, std::size_t word, std::uint64_t n) noexcept {
     auto& c = block_[p.shard].w[word];
     if (p.exclusive) [[likely]] {
@@ -107,15 +113,15 @@ class resource_totals {
   }
 
  public:
-  sharded_counter passed{at(0), words};
+  sharded_counter passed{at(passed_index), words};
   std::array<sharded_counter, block_reason_count> blocked =
-      counters(1, std::make_index_sequence<block_reason_count>{});
-  sharded_counter errors{at(1 + block_reason_count), words};          ///< completed with an error
-  sharded_counter dry_run_blocks{at(2 + block_reason_count), words};  ///< would-be flow blocks
+      counters(blocked_index, std::make_index_sequence<block_reason_count>{});
+  sharded_counter errors{at(errors_index), words};           ///< completed with an error
+  sharded_counter dry_run_blocks{at(dry_run_index), words};  ///< would-be flow blocks
   /// Completed requests per duration bucket (not cumulative; the last is +Inf).
   std::array<sharded_counter, histogram_size> duration =
-      counters(3 + block_reason_count, std::make_index_sequence<histogram_size>{});
-  sharded_counter duration_sum_ns{at(3 + block_reason_count + histogram_size), words};
+      counters(duration_index, std::make_index_sequence<histogram_size>{});
+  sharded_counter duration_sum_ns{at(sum_index), words};
 
   /// A word of `shard`'s own block that the engine keeps the shard's last origin node in (a
   /// one-entry cache in front of the origin table; on the shard's own cache line).
@@ -123,7 +129,7 @@ class resource_totals {
     return block_[shard].w[cache_index];
   }
   /// One passed request, in `p`'s shard (passed.add(p) with the word addressed directly).
-  void count_pass(const stat::write_point& p) noexcept { bump(p, 0, 1); }
+  void count_pass(const stat::write_point& p) noexcept { bump(p, passed_index, 1); }
   /// One completed request of `ns` nanoseconds into the histogram, in `p`'s shard.
   void observe_duration(std::int64_t ns, const stat::write_point& p) noexcept {
     std::size_t i = 0;
@@ -131,7 +137,7 @@ class resource_totals {
       ++i;
     }
     bump(p, duration_index + i, 1);
-    bump(p, duration_index + histogram_size, static_cast<std::uint64_t>(ns > 0 ? ns : 0));
+    bump(p, sum_index, static_cast<std::uint64_t>(ns > 0 ? ns : 0));
   }
   std::uint64_t completed() const noexcept;
 };
