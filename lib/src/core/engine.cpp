@@ -196,8 +196,7 @@ entry engine_impl::enter(context& ctx, node::cluster_node* cluster,
     return entry(this, options.acquire, options.type);  // null context or past the resource cap
   }
   node::child_list& parent =
-      ctx.depth_ > 0 ? ctx.stack_[std::min(ctx.depth_, context::max_depth) - 1]->children()
-                     : ctx.entrance_->children();
+      ctx.current_ != nullptr ? ctx.current_->children() : ctx.entrance_->children();
   node::default_node* node = registry_.default_node_for(*ctx.entrance_, *cluster, parent);
   if (node == nullptr) {
     return entry(this, options.acquire, options.type);  // past the context cap
@@ -262,17 +261,18 @@ entry engine_impl::enter(context& ctx, node::cluster_node* cluster,
                                 cluster,
                                 node,
                                 origin,
+                                ctx.current_,
                                 rules,
                                 &snap,
                                 now_ms,
                                 options.precise_duration ? clock_->now_ns() : now_ns,
                                 v.wait_ns,
+                                ctx.depth_,
                                 pin.stripe,
                                 pin.parity,
-                                static_cast<std::int8_t>(ctx.depth_),
                                 options.precise_duration};
   if (ctx.depth_ < context::max_depth) {
-    ctx.stack_[ctx.depth_] = node;
+    ctx.current_ = node;
   }
   ++ctx.depth_;
   return entry(this, n, options.type, state, tokens);
@@ -326,6 +326,7 @@ void engine_impl::exit(entry& e) noexcept {
   // Pop this entry (and any left open above it, as Sentinel does on a pairing violation).
   if (e.ctx_ != nullptr && e.depth_ >= 0 && e.depth_ < e.ctx_->depth_) {
     e.ctx_->depth_ = e.depth_;
+    e.ctx_->current_ = e.parent_;
   }
   snapshot_.release(e.pin_stripe_, e.pin_parity_);
   e.snapshot_ = nullptr;
@@ -349,6 +350,10 @@ entry engine::enter(context& ctx, resource_handle resource, const entry_options&
 
 resource_handle engine::resource(std::string_view name) noexcept {
   return resource_handle(impl_->registry().resource(name));
+}
+
+entrance_handle engine::entrance(std::string_view name) noexcept {
+  return entrance_handle(impl_->registry().entrance(name));
 }
 
 load_result engine::load_rules(const rule_set& rules) { return impl_->load_rules(rules); }

@@ -14,6 +14,7 @@ entry& entry::operator=(entry&& other) noexcept {
     cluster_ = other.cluster_;
     node_ = other.node_;
     origin_node_ = other.origin_node_;
+    parent_ = other.parent_;
     rules_ = other.rules_;
     snapshot_ = other.snapshot_;
     create_ms_ = other.create_ms_;

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 namespace floodgate {
 namespace {
@@ -106,6 +107,81 @@ TEST_F(Engine, NestedEntriesBuildTheTree) {
   const auto* inner = outer->children().first();
   ASSERT_NE(inner, nullptr);
   EXPECT_EQ(inner->cluster().name(), "backend:work");
+}
+
+// After an inner entry exits, the next one nests under the same outer entry again; an outer
+// entry exited before its inner one (a pairing violation) takes the inner one off the stack too.
+TEST_F(Engine, ExitsRestoreTheParentForTheNextEntry) {
+  context ctx{eng, "http-inbound"};
+  auto outer = eng.enter(ctx, "outer");
+  { auto first = eng.enter(ctx, "first"); }
+  auto second = eng.enter(ctx, "second");
+  EXPECT_EQ(ctx.depth(), 2);
+  outer.exit();  // out of order: `second` is still open
+  EXPECT_EQ(ctx.depth(), 0);
+  auto top = eng.enter(ctx, "top");
+  EXPECT_EQ(ctx.depth(), 1);
+  second.exit();  // already popped: changes nothing
+  EXPECT_EQ(ctx.depth(), 1);
+  top.exit();
+
+  const auto* root = eng.nodes().find_entrance("http-inbound");
+  std::vector<std::string> top_level;
+  for (const auto* n = root->children().first(); n != nullptr; n = n->next_sibling()) {
+    top_level.emplace_back(n->cluster().name());
+  }
+  EXPECT_EQ(top_level, (std::vector<std::string>{"top", "outer"}));  // newest first
+  const auto* outer_node = root->children().first()->next_sibling();
+  std::vector<std::string> under_outer;
+  for (const auto* n = outer_node->children().first(); n != nullptr; n = n->next_sibling()) {
+    under_outer.emplace_back(n->cluster().name());
+  }
+  EXPECT_EQ(under_outer, (std::vector<std::string>{"second", "first"}));
+}
+
+// Past max_depth entries still count, and their nodes hang under the deepest tracked node.
+TEST_F(Engine, EntriesDeeperThanMaxDepthHangUnderTheDeepestNode) {
+  context ctx{eng, "deep"};
+  std::vector<entry> open;
+  for (int d = 0; d < context::max_depth + 2; ++d) {
+    open.push_back(eng.enter(ctx, "level" + std::to_string(d)));
+    ASSERT_TRUE(open.back());
+  }
+  EXPECT_EQ(ctx.depth(), context::max_depth + 2);
+  const node::default_node* n = eng.nodes().find_entrance("deep")->children().first();
+  for (int d = 1; d < context::max_depth; ++d) {
+    n = n->children().first();
+    ASSERT_NE(n, nullptr);
+    EXPECT_EQ(n->cluster().name(), "level" + std::to_string(d));
+  }
+  std::vector<std::string> below;
+  for (const auto* c = n->children().first(); c != nullptr; c = c->next_sibling()) {
+    below.emplace_back(c->cluster().name());
+  }
+  EXPECT_EQ(below, (std::vector<std::string>{"level" + std::to_string(context::max_depth + 1),
+                                             "level" + std::to_string(context::max_depth)}));
+  while (!open.empty()) {
+    open.pop_back();  // innermost first
+  }
+  EXPECT_EQ(ctx.depth(), 0);
+  auto again = eng.enter(ctx, "level0");
+  EXPECT_EQ(eng.nodes().find_entrance("deep")->children().first()->next_sibling(), nullptr);
+}
+
+TEST_F(Engine, AContextFromAnEntranceHandleIsTheSameContext) {
+  const entrance_handle h = eng.entrance("http-inbound");
+  ASSERT_TRUE(h);
+  context by_handle{eng, h, "billing"};
+  EXPECT_EQ(by_handle.name(), "http-inbound");
+  EXPECT_EQ(by_handle.origin(), "billing");
+  { auto e = eng.enter(by_handle, "res"); }
+  context by_name{eng, "http-inbound", "billing"};
+  { auto e = eng.enter(by_name, "res"); }
+  const auto* root = eng.nodes().find_entrance("http-inbound");
+  ASSERT_NE(root->children().first(), nullptr);
+  EXPECT_EQ(root->children().first()->next_sibling(), nullptr);  // one default node for both
+  EXPECT_EQ(root->children().first()->total_pass(now()), 2u);
+  EXPECT_EQ(eng.nodes().find_resource("res")->first_origin()->total_pass(now()), 2u);
 }
 
 TEST_F(Engine, ExitRecordsRtSuccessAndConcurrency) {
@@ -215,6 +291,10 @@ TEST(EngineCaps, PastTheContextCapContextsAreNullAndPassUnchecked) {
   EXPECT_EQ(eng.nodes().overflow().contexts.load(), 1u);
   context existing{eng, "ctx1"};
   EXPECT_FALSE(existing.is_null());
+  EXPECT_FALSE(eng.entrance("one-more"));  // past the cap: an empty handle, a null context
+  context from_empty{eng, entrance_handle{}, "bcd"};
+  EXPECT_TRUE(from_empty.is_null());
+  EXPECT_TRUE(eng.enter(from_empty, "res").unchecked());
 }
 
 TEST(EngineCaps, PastTheResourceCapEntriesPassUncheckedAndAreCounted) {

@@ -34,11 +34,32 @@ class entrance_node;
     }
     @endcode
 */
+class context;
+
+/** A context name resolved once (@ref engine::entrance): contexts made from it skip hashing
+    and looking up the name. Empty past the context-name cap (its contexts are null contexts).
+    Valid for the engine's life. */
+class entrance_handle {
+ public:
+  entrance_handle() noexcept = default;
+  explicit operator bool() const noexcept { return node_ != nullptr; }
+
+ private:
+  friend class engine;
+  friend class context;
+  explicit entrance_handle(node::entrance_node* n) noexcept : node_(n) {}
+  node::entrance_node* node_ = nullptr;
+};
+
 class context {
  public:
+  /// Entries nested deeper than this still count, but their tree nodes hang under the node at
+  /// this depth.
   static constexpr int max_depth = 16;
 
   context(engine& eng, std::string_view name, std::string_view origin = {}) noexcept;
+  /// A context of a name resolved with engine::entrance(); the cheapest way per request.
+  context(engine& eng, entrance_handle entrance, std::string_view origin = {}) noexcept;
   context(const context&) = delete;
   context& operator=(const context&) = delete;
 
@@ -57,7 +78,9 @@ class context {
   node::entrance_node* entrance_;
   std::string_view origin_;
   std::uint64_t origin_hash_;
-  node::default_node* stack_[max_depth] = {};
+  /// The default node new entries nest under (the innermost open entry's, up to max_depth);
+  /// null at the entrance. Each entry keeps the value it found, to restore it on exit.
+  node::default_node* current_ = nullptr;
   int depth_ = 0;
 };
 

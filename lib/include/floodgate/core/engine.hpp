@@ -89,10 +89,11 @@ class engine {
   /// Enters `resource` within `ctx`. Never throws; an internal failure lets the entry pass.
   entry enter(context& ctx, std::string_view resource, const entry_options& options = {}) noexcept;
   /// Enters a resource resolved with resource(); the cheapest way on a hot path.
-  entry enter(context& ctx, resource_handle resource,
-              const entry_options& options = {}) noexcept;
+  entry enter(context& ctx, resource_handle resource, const entry_options& options = {}) noexcept;
   /// Resolves (creating on first use) a resource; empty past the resource cap.
   resource_handle resource(std::string_view name) noexcept;
+  /// Resolves (creating on first use) a context name; empty past the context-name cap.
+  entrance_handle entrance(std::string_view name) noexcept;
 
   /** Validates `rules` whole and, if valid, publishes them atomically. Rules that did not change
       keep their state (warm-up tokens, throttling position, breaker state). On any error nothing

@@ -72,14 +72,15 @@ class [[nodiscard]] entry {
     node::cluster_node* cluster;
     node::default_node* node;
     node::origin_node* origin_node;
+    node::default_node* parent;  ///< the context's current node before this entry
     const detail::resource_rules* rules;
     const detail::rule_snapshot* snapshot;
     std::int64_t create_ms;
     std::int64_t create_ns;
     std::int64_t wait_ns;
+    std::int32_t depth;
     std::uint8_t pin_stripe;
     std::uint8_t pin_parity;
-    std::int8_t depth;
     bool precise;
   };
 
@@ -94,15 +95,16 @@ class [[nodiscard]] entry {
         cluster_(p.cluster),
         node_(p.node),
         origin_node_(p.origin_node),
+        parent_(p.parent),
         rules_(p.rules),
         snapshot_(p.snapshot),
         create_ms_(p.create_ms),
         create_ns_(p.create_ns),
         wait_ns_(p.wait_ns),
         acquire_(acquire),
+        depth_(p.depth),
         pin_stripe_(p.pin_stripe),
         pin_parity_(p.pin_parity),
-        depth_(p.depth),
         type_(type),
         status_(status::passed),
         error_(false),
@@ -125,15 +127,16 @@ class [[nodiscard]] entry {
   node::cluster_node* cluster_ = nullptr;
   node::default_node* node_ = nullptr;
   node::origin_node* origin_node_ = nullptr;
+  node::default_node* parent_ = nullptr;  // restored as the context's current node on exit
   const detail::resource_rules* rules_ = nullptr;
   const detail::rule_snapshot* snapshot_ = nullptr;  // pinned until exit
   std::int64_t create_ms_ = 0;
   std::int64_t create_ns_ = 0;  ///< start of the duration (create_ms_ in ns unless precise_)
   std::int64_t wait_ns_ = 0;
   std::uint32_t acquire_ = 1;
+  std::int32_t depth_ = -1;
   std::uint8_t pin_stripe_ = 0;
   std::uint8_t pin_parity_ = 0;
-  std::int8_t depth_ = -1;
   entry_type type_ = entry_type::outbound;
   status status_ = status::empty;
   bool error_ = false;
