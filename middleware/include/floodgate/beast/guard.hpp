@@ -27,10 +27,9 @@ namespace floodgate::beast {
     status; a `message_generator` hides its status, so then only exceptions count. */
 template <class Handler, class Body, class Fields>
 concept request_handler =
-    std::constructible_from<
-        http::message_generator,
-        typename detail::awaitable_traits<
-            detail::handler_result_t<Handler, http::request<Body, Fields>>>::value_type>;
+    std::constructible_from<http::message_generator,
+                            typename detail::awaitable_traits<detail::handler_result_t<
+                                Handler, http::request<Body, Fields>>>::value_type>;
 
 /** Wraps a Beast request handler with floodgate (SPEC §4).
 
@@ -73,7 +72,7 @@ class guarded_handler {
         resources_(options_.routes != nullptr ? options_.routes->size() : 0) {}
 
   template <class Body, class Fields>
-    requires request_handler<Handler, Body, Fields>
+  requires request_handler<Handler, Body, Fields>
   auto operator()(http::request<Body, Fields> req, request_info info = {})
       -> boost::asio::awaitable<
           http::message_generator,
@@ -100,6 +99,7 @@ class guarded_handler {
   guard_options options_;
   Handler handler_;
   detail::resource_cache resources_;  ///< by route index, for names from options_.routes
+  detail::entrance_cache entrance_;   ///< options_.context_name
 };
 
 /// Makes a guarded_handler; see there.

@@ -1,4 +1,5 @@
-// The engine resources of a guard's routes, resolved once instead of by name on every request.
+// The engine resources of a guard's routes and its context name, resolved once instead of by
+// name on every request.
 #pragma once
 
 #include <floodgate/beast/route_table.hpp>
@@ -59,6 +60,36 @@ class resource_cache {
 
   std::size_t size_;
   std::unique_ptr<std::atomic<resource_handle>[]> handles_;
+};
+
+/** The guard's context name, resolved on its first request (so the entrance appears with the
+    first request, as by name). An empty handle (the context-name cap was reached) is not kept,
+    so each such request is looked up, and counted as overflow, as by name.
+
+    @par Thread Safety
+    get() from any number of threads.
+*/
+class entrance_cache {
+ public:
+  entrance_cache() = default;
+  entrance_cache(const entrance_cache& other) noexcept
+      : handle_(other.handle_.load(std::memory_order_acquire)) {}
+  entrance_cache& operator=(const entrance_cache&) = delete;
+
+  entrance_handle get(engine& eng, std::string_view name) noexcept {
+    entrance_handle h = handle_.load(std::memory_order_acquire);
+    if (!h) {
+      h = eng.entrance(name);
+      if (h) {
+        handle_.store(h, std::memory_order_release);
+      }
+    }
+    return h;
+  }
+
+ private:
+  static_assert(std::atomic<entrance_handle>::is_always_lock_free);
+  std::atomic<entrance_handle> handle_{};
 };
 
 }  // namespace floodgate::beast::detail

@@ -49,7 +49,7 @@ auto guarded_handler<Handler, Executor>::operator()(http::request<Body, Fields> 
   const std::string origin = resolve_origin(req.base(), info);
 
   // Declared in this order so the entry exits (destructor) before its context goes.
-  floodgate::context ctx{*engine_, options_.context_name, origin};
+  floodgate::context ctx{*engine_, entrance_.get(*engine_, options_.context_name), origin};
   entry e = enter(ctx, req, info, match, resource, origin);
   if (e.blocked()) {
     co_return http::message_generator{
