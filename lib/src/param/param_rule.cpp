@@ -82,32 +82,32 @@ double param_rule::threshold_of(const value_key& key) const noexcept {
   return it != items_.end() && it->key == key ? it->count : rule_.count;
 }
 
-slot_verdict param_rule::blocked(std::int64_t retry_after_ms) const noexcept {
-  block_info b;
-  b.reason = block_reason::param_flow;
-  b.rule_index = index_;
-  b.retry_after = std::chrono::milliseconds(retry_after_ms);
-  return slot_verdict::blocked(b);
-}
-
 slot_verdict param_rule::check(const check_context& ctx, entry_tokens& tokens) const noexcept {
   param_value value;
   if (!value_of(ctx, value)) return slot_verdict::pass();
   char buffer[integer_text_size];
   const value_key key = hash_value(value_text(value, buffer), state_->seed);
   const double threshold = threshold_of(key);
-  slot_verdict v;
-  if (rule_.grade == flow_grade::concurrency) {
-    v = check_in_flight(key, threshold, tokens);
-  } else if (rule_.behavior == control_behavior::throttling) {
-    v = check_spacing(ctx, key, clamp_tokens(threshold));
-  } else {
-    v = check_tokens(ctx, key, clamp_tokens(threshold));
+  const decision d = rule_.grade == flow_grade::concurrency
+                         ? check_in_flight(key, threshold, tokens)
+                     : rule_.behavior == control_behavior::throttling
+                         ? check_spacing(ctx, key, clamp_tokens(threshold))
+                         : check_tokens(ctx, key, clamp_tokens(threshold));
+  switch (d.outcome) {
+    case slot_verdict::kind::pass:
+      break;
+    case slot_verdict::kind::wait:
+      return slot_verdict::wait(d.value);
+    case slot_verdict::kind::block: {
+      block_info b;
+      b.reason = block_reason::param_flow;
+      b.rule_index = index_;
+      b.retry_after = std::chrono::milliseconds(d.value);
+      b.subject = value;  // the caller's value: valid as long as its arguments are
+      return slot_verdict::blocked(b);
+    }
   }
-  if (v.outcome == slot_verdict::kind::block) {
-    v.block.subject = value;  // the caller's value: valid as long as its arguments are
-  }
-  return v;
+  return slot_verdict::pass();
 }
 
 std::int64_t param_rule::bucket_time(std::int64_t now_ms) const noexcept {
@@ -123,18 +123,18 @@ std::int64_t param_rule::bucket_time(std::int64_t now_ms) const noexcept {
 
 // Sentinel's passDefaultLocalCheck: a bucket of count + burstCount tokens per value, refilled by
 // elapsed × count / duration only once a whole duration has passed since the last refill.
-slot_verdict param_rule::check_tokens(const check_context& ctx, const value_key& key,
-                                      std::int64_t token_count) const noexcept {
-  if (token_count == 0) return blocked(0);
+param_rule::decision param_rule::check_tokens(const check_context& ctx, const value_key& key,
+                                              std::int64_t token_count) const noexcept {
+  if (token_count == 0) return refuse(0);
   const std::int64_t max_count =
       std::min<std::int64_t>(token_count + rule_.burst_count, token_mask);
   const auto acquire = static_cast<std::int64_t>(ctx.acquire);
-  if (acquire > max_count) return blocked(0);
+  if (acquire > max_count) return refuse(0);
 
   const std::int64_t now = bucket_time(ctx.now_ms);
   bool inserted = false;
   const auto slot = state_->table.find_or_insert(key, pack(now, max_count - acquire), inserted);
-  if (!slot || inserted) return slot_verdict::pass();  // a first request always passes
+  if (!slot || inserted) return pass();  // a first request always passes
 
   std::uint64_t word = slot.state->load(std::memory_order_relaxed);
   while (true) {
@@ -148,64 +148,64 @@ slot_verdict param_rule::check_tokens(const check_context& ctx, const value_key&
                                                     static_cast<std::uint64_t>(duration_ms_));
       const std::int64_t fresh =
           to_add + rest > max_count ? max_count - acquire : rest + to_add - acquire;
-      if (fresh < 0) return blocked(duration_ms_);
+      if (fresh < 0) return refuse(duration_ms_);
       next = pack(now, fresh);
     } else {
-      if (rest < acquire) return blocked(duration_ms_ - std::max<std::int64_t>(pass_ms, 0) + 1);
+      if (rest < acquire) return refuse(duration_ms_ - std::max<std::int64_t>(pass_ms, 0) + 1);
       next = word - static_cast<std::uint64_t>(acquire);
     }
     if (slot.state->compare_exchange_weak(word, next, std::memory_order_relaxed)) {
-      return slot_verdict::pass();
+      return pass();
     }
   }
 }
 
 // Sentinel's passThrottleLocalCheck: passes per value spaced costTime apart; a pass due within
 // maxQueueingTimeMs waits for its turn (returned as a wait, never slept here).
-slot_verdict param_rule::check_spacing(const check_context& ctx, const value_key& key,
-                                       std::int64_t token_count) const noexcept {
-  if (token_count == 0) return blocked(0);
+param_rule::decision param_rule::check_spacing(const check_context& ctx, const value_key& key,
+                                               std::int64_t token_count) const noexcept {
+  if (token_count == 0) return refuse(0);
   const auto cost_ns =
       std::llround(1e9 * ctx.acquire * rule_.duration_in_sec / static_cast<double>(token_count));
   // ctx.now_ns has millisecond resolution; spacing below a millisecond needs the clock itself.
   const std::int64_t now = ctx.time.now_ns();
   bool inserted = false;
   const auto slot = state_->table.find_or_insert(key, static_cast<std::uint64_t>(now), inserted);
-  if (!slot || inserted) return slot_verdict::pass();
+  if (!slot || inserted) return pass();
 
   const std::int64_t max_queue_ns = std::int64_t{rule_.max_queueing_time_ms} * 1'000'000;
   std::uint64_t word = slot.state->load(std::memory_order_relaxed);
   while (true) {
     const std::int64_t expected = static_cast<std::int64_t>(word) + cost_ns;
     const std::int64_t wait = expected - now;
-    if (wait > 0 && wait >= max_queue_ns) return blocked(ceil_ms(wait - max_queue_ns));
+    if (wait > 0 && wait >= max_queue_ns) return refuse(ceil_ms(wait - max_queue_ns));
     // Due now: the next pass is spaced from now. Due later: book the turn at `expected`.
     const std::int64_t next = wait <= 0 ? now : expected;
     if (slot.state->compare_exchange_weak(word, static_cast<std::uint64_t>(next),
                                           std::memory_order_relaxed)) {
-      return wait <= 0 ? slot_verdict::pass() : slot_verdict::wait(wait);
+      return wait <= 0 ? pass() : decision{slot_verdict::kind::wait, wait};
     }
   }
 }
 
 // Per-value concurrency: counted here rather than after all checks (as Sentinel's statistic
 // callback does) so that racing entries cannot overshoot; released on exit or a later block.
-slot_verdict param_rule::check_in_flight(const value_key& key, double threshold,
-                                         entry_tokens& tokens) const noexcept {
+param_rule::decision param_rule::check_in_flight(const value_key& key, double threshold,
+                                                 entry_tokens& tokens) const noexcept {
   if (tokens.param_held_count >= tokens.param_held.size()) {
-    return slot_verdict::pass();  // no room to remember another counter: not limited
+    return pass();  // no room to remember another counter: not limited
   }
   bool inserted = false;
   const auto slot = state_->table.find_or_insert(key, 0, inserted);
-  if (!slot) return slot_verdict::pass();
+  if (!slot) return pass();
   const std::int32_t count = state_->table.acquire_in_flight(key, slot);
-  if (count == 0) return slot_verdict::pass();
+  if (count == 0) return pass();
   if (count > threshold) {
     slot.in_flight->fetch_sub(1, std::memory_order_release);
-    return blocked(0);
+    return refuse(0);
   }
   tokens.param_held[tokens.param_held_count++] = slot.in_flight;
-  return slot_verdict::pass();
+  return pass();
 }
 
 }  // namespace floodgate::param_detail

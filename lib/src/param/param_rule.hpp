@@ -50,16 +50,26 @@ class param_rule {
     double count;
   };
 
+  /// What one value's check decided, in two registers: pass, wait (`value` ns) or block
+  /// (`value` = retry-after ms); check() turns it into the slot's verdict.
+  struct decision {
+    slot_verdict::kind outcome;
+    std::int64_t value;
+  };
+  static constexpr decision pass() noexcept { return {slot_verdict::kind::pass, 0}; }
+  static constexpr decision refuse(std::int64_t retry_after_ms) noexcept {
+    return {slot_verdict::kind::block, retry_after_ms};
+  }
+
   bool value_of(const check_context& ctx, param_value& out) const noexcept;
   double threshold_of(const value_key& key) const noexcept;
-  slot_verdict check_tokens(const check_context& ctx, const value_key& key,
-                            std::int64_t token_count) const noexcept;
-  slot_verdict check_spacing(const check_context& ctx, const value_key& key,
-                             std::int64_t token_count) const noexcept;
-  slot_verdict check_in_flight(const value_key& key, double threshold,
-                               entry_tokens& tokens) const noexcept;
+  decision check_tokens(const check_context& ctx, const value_key& key,
+                        std::int64_t token_count) const noexcept;
+  decision check_spacing(const check_context& ctx, const value_key& key,
+                         std::int64_t token_count) const noexcept;
+  decision check_in_flight(const value_key& key, double threshold,
+                           entry_tokens& tokens) const noexcept;
   std::int64_t bucket_time(std::int64_t now_ms) const noexcept;
-  slot_verdict blocked(std::int64_t retry_after_ms) const noexcept;
 
   param_flow_rule rule_;
   std::int32_t index_;
