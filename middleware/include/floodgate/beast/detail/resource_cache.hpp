@@ -12,6 +12,21 @@
 
 namespace floodgate::beast::detail {
 
+/** The handle in `slot`, resolved with `resolve()` and kept on first use. An empty handle (a
+    cap was reached) is not kept: the next call resolves again, so the engine counts each
+    overflow as it would by name. Racing first calls resolve the same node. */
+template <class Handle, class Resolve>
+Handle resolve_once(std::atomic<Handle>& slot, Resolve&& resolve) noexcept {
+  Handle h = slot.load(std::memory_order_acquire);
+  if (!h) {
+    h = resolve();
+    if (h) {
+      slot.store(h, std::memory_order_release);
+    }
+  }
+  return h;
+}
+
 /** One resource_handle per route of a route_table, plus one for `<unmatched>`, each resolved on
     the route's first request (a route nobody calls never becomes a resource, as by name).
 
@@ -44,15 +59,8 @@ class resource_cache {
     if (index != unmatched && index >= size_) {
       return eng.resource(name);
     }
-    std::atomic<resource_handle>& slot = handles_[index == unmatched ? size_ : index];
-    resource_handle h = slot.load(std::memory_order_acquire);
-    if (!h) {
-      h = eng.resource(name);
-      if (h) {
-        slot.store(h, std::memory_order_release);
-      }
-    }
-    return h;
+    return resolve_once(handles_[index == unmatched ? size_ : index],
+                        [&]() noexcept { return eng.resource(name); });
   }
 
  private:
@@ -77,14 +85,7 @@ class entrance_cache {
   entrance_cache& operator=(const entrance_cache&) = delete;
 
   entrance_handle get(engine& eng, std::string_view name) noexcept {
-    entrance_handle h = handle_.load(std::memory_order_acquire);
-    if (!h) {
-      h = eng.entrance(name);
-      if (h) {
-        handle_.store(h, std::memory_order_release);
-      }
-    }
-    return h;
+    return resolve_once(handle_, [&]() noexcept { return eng.entrance(name); });
   }
 
  private:
