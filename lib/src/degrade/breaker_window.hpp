@@ -86,10 +86,10 @@ class breaker_window {
 
   counts sum(std::uint64_t tag) const noexcept {
     counts c;
-    for (std::uint32_t i = 0, n = stat::shard_count(); i < n; ++i) {
+    stat::for_each_used_shard([&](std::uint32_t i) {
       c.total += stat::cell_value(shards_[i].total.load(std::memory_order_acquire), tag);
       c.bad += stat::cell_value(shards_[i].bad.load(std::memory_order_acquire), tag);
-    }
+    });
     c.bad = std::min(c.bad, c.total);
     return c;
   }

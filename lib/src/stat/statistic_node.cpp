@@ -28,9 +28,9 @@ void statistic_node::add_concurrency(std::int64_t delta) noexcept {
 
 std::int64_t statistic_node::concurrency() const noexcept {
   std::int64_t sum = 0;
-  for (std::uint32_t i = 0, n = second_.copies(); i < n; ++i) {
+  for_each_used_shard([&](std::uint32_t i) {
     sum += second_.at(second_.ring_start(i)).concurrency.load(std::memory_order_relaxed);
-  }
+  });
   return sum;
 }
 
@@ -103,9 +103,7 @@ std::uint64_t statistic_node::window_value(metric_event e, std::int64_t window) 
   const second_bucket* b = &second_.bucket(window, 0);
   const auto stride = static_cast<std::size_t>(second_.sample_count());
   std::uint64_t sum = 0;
-  for (std::uint32_t i = 0, n = second_.copies(); i < n; ++i, b += stride) {
-    sum += b->value(e, tag);
-  }
+  for_each_used_shard([&](std::uint32_t i) { sum += b[i * stride].value(e, tag); });
   if (e == metric_event::pass) {
     sum += borrowed(window);
   }
@@ -125,15 +123,16 @@ std::array<std::uint64_t, sizeof...(E)> statistic_node::window_sums(
   const std::int64_t cur = second_.window_of(now_ms);
   const std::size_t samples = static_cast<std::size_t>(second_.sample_count());
   const std::size_t borrow_slots = 2 * samples;  // borrow_ has the same window length
-  const std::uint32_t copies = second_.copies();
+  const std::uint32_t used = used_shards();
   std::size_t slot = second_.index(cur, 0);
   std::size_t borrow_slot = borrow_.index(cur, 0);
   for (std::int64_t w = cur; w > cur - static_cast<std::int64_t>(samples) && w >= 0; --w) {
     const std::uint64_t tag = cell_tag(w);
     const second_bucket* b = &second_.at(slot);
-    for (std::uint32_t i = 0; i < copies; ++i, b += samples) {
+    for (std::uint32_t m = used; m != 0; m &= m - 1) {
+      const second_bucket& shard = b[static_cast<std::size_t>(__builtin_ctz(m)) * samples];
       std::size_t k = 0;
-      ((sums[k++] += b->value(E, tag)), ...);
+      ((sums[k++] += shard.value(E, tag)), ...);
     }
     std::size_t k = 0;
     ((E == metric_event::pass
@@ -228,12 +227,12 @@ double statistic_node::avg_rt(std::int64_t now_ms) const noexcept {
 double statistic_node::min_rt(std::int64_t now_ms) const noexcept {
   auto rt = static_cast<std::uint64_t>(cfg_.statistic_max_rt);
   second_.for_each_window(now_ms, [&](const second_bucket&, std::uint64_t tag, std::int64_t w) {
-    for (std::uint32_t i = 0; i < shard_count(); ++i) {
+    for_each_used_shard([&](std::uint32_t i) {
       const auto word = second_.bucket(w, i).min_rt.load(std::memory_order_relaxed);
       if (word != 0 && (word >> cell_value_bits) == tag) {
         rt = std::min(rt, word & cell_value_mask);
       }
-    }
+    });
   });
   return static_cast<double>(std::max<std::uint64_t>(1, rt));
 }

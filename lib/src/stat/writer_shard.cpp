@@ -50,6 +50,7 @@ class slot_owner {
 std::uint32_t detail::claim_thread_shard() noexcept {
   thread_local const slot_owner owner;  // releases the slot when the thread exits
   const writer_shard s = owner.shard();
+  detail::used_shard_bits.fetch_or(1u << s.index, std::memory_order_acq_rel);
   detail::thread_shard = s.index | (s.exclusive ? 1u << 16 : 0u);
   return detail::thread_shard;
 }

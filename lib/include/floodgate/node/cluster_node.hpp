@@ -60,9 +60,8 @@ class sharded_counter {
   }
   std::uint64_t load(std::memory_order = std::memory_order_relaxed) const noexcept {
     std::uint64_t sum = 0;
-    for (std::uint32_t i = 0; i < stat::shard_count(); ++i) {
-      sum += first_[i * stride_].load(std::memory_order_relaxed);
-    }
+    stat::for_each_used_shard(
+        [&](std::uint32_t i) { sum += first_[i * stride_].load(std::memory_order_relaxed); });
     return sum;
   }
 
