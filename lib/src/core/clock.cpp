@@ -1,5 +1,7 @@
 #include <floodgate/core/clock.hpp>
 
+#include "core/ticker_schedule.hpp"
+
 #include <time.h>
 
 #include <atomic>
@@ -17,7 +19,11 @@ std::int64_t monotonic_ns() noexcept {
   return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
-/// Refreshes a cached millisecond reading every millisecond until the process exits.
+/// What the ticker's word holds while it is not refreshed: readers read the clock themselves.
+constexpr std::int64_t idle_word = -1;
+
+/** Refreshes a cached millisecond reading every millisecond while reads are frequent, and lets
+    readers read CLOCK_MONOTONIC themselves otherwise (detail::ticker_schedule). */
 class millisecond_ticker {
  public:
   millisecond_ticker() : ms_(monotonic_ns() / 1'000'000), thread_([this] { run(); }) {}
@@ -30,19 +36,34 @@ class millisecond_ticker {
     thread_.join();
   }
 
-  std::int64_t now_ms() const noexcept { return ms_.load(std::memory_order_relaxed); }
+  std::int64_t now_ms() const noexcept {
+    const std::int64_t ms = ms_.load(std::memory_order_relaxed);
+    return ms != idle_word ? ms : read_while_idle();
+  }
   const std::atomic<std::int64_t>& word() const noexcept { return ms_; }
+
+  /// A read that found the word idle: counted, so the ticker knows to run again.
+  std::int64_t read_while_idle() const noexcept {
+    idle_reads_.fetch_add(1, std::memory_order_relaxed);
+    return monotonic_ns() / 1'000'000;
+  }
 
  private:
   void run() {
+    detail::ticker_schedule schedule;
+    detail::ticker_schedule::step step = detail::ticker_schedule::start();
     std::unique_lock lock(mu_);
     while (!stop_) {
-      ms_.store(monotonic_ns() / 1'000'000, std::memory_order_relaxed);
-      cv_.wait_for(lock, std::chrono::milliseconds(1));
+      ms_.store(step.next == detail::ticker_schedule::state::running ? monotonic_ns() / 1'000'000
+                                                                     : idle_word,
+                std::memory_order_relaxed);
+      cv_.wait_for(lock, step.sleep);
+      step = schedule.next(idle_reads_.exchange(0, std::memory_order_relaxed));
     }
   }
 
-  std::atomic<std::int64_t> ms_;
+  alignas(64) std::atomic<std::int64_t> ms_;  // read by every entry: kept off the count's line
+  alignas(64) mutable std::atomic<std::uint64_t> idle_reads_{0};
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
@@ -70,6 +91,8 @@ const std::atomic<std::int64_t>* steady_millisecond_word(const clock& c) noexcep
   }
   return &ticker().word();
 }
+
+std::int64_t steady_ms_while_idle() noexcept { return ticker().read_while_idle(); }
 }  // namespace detail
 
 const clock& default_clock() noexcept {

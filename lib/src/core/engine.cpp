@@ -204,8 +204,7 @@ entry engine_impl::enter(context& ctx, node::cluster_node* cluster,
   node::origin_node* origin =
       registry_.origin(*cluster, ctx.origin_, ctx.origin_hash_, stat::this_thread_shard().index);
 
-  const std::int64_t now_ms = this->now_ms();
-  const std::int64_t now_ns = now_ms * 1'000'000;
+  const auto [now_ms, now_ns] = now(options.precise_duration);
   const auto pin = snapshot_.acquire();
   const rule_snapshot& snap = *pin.value;
   const resource_rules* rules = snap.rules_for(*cluster);
@@ -215,7 +214,7 @@ entry engine_impl::enter(context& ctx, node::cluster_node* cluster,
   const bool checked = rules != nullptr || !snap.user_slots.empty() || (snap.system && inbound);
   const slot_verdict v = !checked ? slot_verdict::pass() : [&]() noexcept {
     const check_context cc{now_ms,
-                           now_ns,
+                           now_ms * 1'000'000,
                            *clock_,
                            cluster->name(),
                            ctx.entrance_->name(),
@@ -257,20 +256,9 @@ entry engine_impl::enter(context& ctx, node::cluster_node* cluster,
   }
   cluster->totals().count_pass(at);
 
-  const entry::pass_state state{&ctx,
-                                cluster,
-                                node,
-                                origin,
-                                ctx.current_,
-                                rules,
-                                &snap,
-                                now_ms,
-                                options.precise_duration ? clock_->now_ns() : now_ns,
-                                v.wait_ns,
-                                ctx.depth_,
-                                pin.stripe,
-                                pin.parity,
-                                options.precise_duration};
+  const entry::pass_state state{
+      &ctx,   cluster, node,      origin,     ctx.current_, rules,      &snap,
+      now_ms, now_ns,  v.wait_ns, ctx.depth_, pin.stripe,   pin.parity, options.precise_duration};
   if (ctx.depth_ < context::max_depth) {
     ctx.current_ = node;
   }
@@ -282,8 +270,7 @@ void engine_impl::exit(entry& e) noexcept {
   if (e.snapshot_ == nullptr) {
     return;  // passed unchecked
   }
-  const std::int64_t now_ms = this->now_ms();
-  const std::int64_t now_ns = now_ms * 1'000'000;
+  const auto [now_ms, now_ns] = now(e.precise_);
   const std::int64_t create_ms = e.create_ms_;
   const std::int64_t rt_ms = now_ms - create_ms;
   const bool inbound = e.type_ == entry_type::inbound;
@@ -294,7 +281,7 @@ void engine_impl::exit(entry& e) noexcept {
   if (e.origin_node_ != nullptr) e.origin_node_->record_completion(at, rt_ms, n, e.error_);
   if (inbound) registry_.inbound().record_completion(at, rt_ms, n, e.error_);
   auto& totals = e.cluster_->totals();
-  totals.observe_duration((e.precise_ ? clock_->now_ns() : now_ns) - e.create_ns_, at);
+  totals.observe_duration(now_ns - e.create_ns_, at);
   if (e.error_) totals.errors.add(at);
 
   const resource_rules* rules = e.rules_;
@@ -303,8 +290,8 @@ void engine_impl::exit(entry& e) noexcept {
   // Flow and param exits only release what the entry holds; breakers record every exit.
   const bool held = rules != nullptr && (tokens.param_held_count != 0 || tokens.flow_held != 0);
   if (held || !user_slots.empty()) [[unlikely]] {
-    const exit_context xc{now_ms, now_ns,      create_ms, rt_ms,         e.error_,
-                          n,      *e.cluster_, *e.node_,  e.origin_node_};
+    const exit_context xc{now_ms, now_ms * 1'000'000, create_ms, rt_ms,         e.error_,
+                          n,      *e.cluster_,        *e.node_,  e.origin_node_};
     if (rules != nullptr && rules->param && tokens.param_held_count != 0) {
       rules->param->on_exit(xc, tokens);
     }

@@ -15,8 +15,11 @@
 namespace floodgate::detail {
 
 /** The word a steady_clock's now_ms() reads (its millisecond ticker, started by this call), or
-    null for any other clock: the engine reads it directly instead of through the virtual call. */
+    null for any other clock: the engine reads it directly instead of through the virtual call.
+    The word is negative while the ticker idles (too few reads to keep it running); then read
+    steady_ms_while_idle(), which also tells the ticker it is wanted. */
 const std::atomic<std::int64_t>* steady_millisecond_word(const clock& c) noexcept;
+std::int64_t steady_ms_while_idle() noexcept;
 
 class engine_impl {
  public:
@@ -64,9 +67,28 @@ class engine_impl {
     return any.at(now_ms, ws);
   }
 
-  /// clock_->now_ms(), one load for the production clock.
+  /// clock_->now_ms(), one load for the production clock while its ticker runs.
   std::int64_t now_ms() const noexcept {
-    return ticker_ != nullptr ? ticker_->load(std::memory_order_relaxed) : clock_->now_ms();
+    if (ticker_ == nullptr) {
+      return clock_->now_ms();
+    }
+    const std::int64_t ms = ticker_->load(std::memory_order_relaxed);
+    return ms >= 0 ? ms : steady_ms_while_idle();
+  }
+  /// The time of an entry or exit in ms, and in ns for its duration: with a precise duration,
+  /// one nanosecond read serves both (and leaves the ticker alone); otherwise the millisecond
+  /// word, scaled. Checks always see the millisecond time.
+  struct instant {
+    std::int64_t ms;
+    std::int64_t ns;
+  };
+  instant now(bool precise) const noexcept {
+    if (precise) {
+      const std::int64_t ns = clock_->now_ns();
+      return {ns / 1'000'000, ns};
+    }
+    const std::int64_t ms = now_ms();
+    return {ms, ms * 1'000'000};
   }
 
   engine_options options_;

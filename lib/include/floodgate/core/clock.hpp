@@ -29,10 +29,14 @@ class clock {
 /** The production clock: CLOCK_MONOTONIC.
 
     now_ns() reads CLOCK_MONOTONIC through the vDSO. now_ms() is one atomic load of a value a
-    background ticker refreshes every millisecond (Sentinel's TimeUtil in its RUNNING state):
-    every entry and exit reads it, so it must cost nothing next to the counters. The ticker
-    thread starts on first use and stops at process exit. A process-wide instance is returned
-    by @ref default_clock.
+    background ticker refreshes every millisecond: every entry and exit reads it, so it must
+    cost nothing next to the counters. Like Sentinel's TimeUtil, the ticker runs only while
+    reads are frequent: once a second it checks for at least 800 reads a second, and otherwise
+    idles (waking 100 times a second instead of 1000) while now_ms() reads CLOCK_MONOTONIC
+    itself, until reads pass 1000 a second again. Entries with a precise duration take their
+    milliseconds from their nanosecond reading and do not count. The ticker thread starts on
+    first use and stops at process exit. A process-wide instance is returned by
+    @ref default_clock.
 */
 class steady_clock final : public clock {
  public:
