@@ -93,15 +93,20 @@ slot_verdict resource_param_rules::check(const check_context& ctx,
   const std::uint8_t held_before = tokens.param_held_count;
   std::int64_t wait_ns = 0;
   for (const auto& rule : impl_->rules) {
-    const slot_verdict v = rule.check(ctx, tokens);
-    if (v.outcome == slot_verdict::kind::block) {
+    param_detail::param_rule::value_room room;
+    const param_value* value = rule.value_of(ctx, room);
+    if (value == nullptr) continue;
+    const auto d = rule.check(ctx, *value, tokens);
+    if (d.outcome == slot_verdict::kind::pass) continue;
+    if (d.outcome == slot_verdict::kind::block) {
       // The engine only tells slots before the blocking one; undo this slot's own counts.
       release_held(tokens, held_before);
-      return v;
+      return rule.blocked(*value, d.value);
     }
-    wait_ns += v.wait_ns;  // throttling rules queue one after another
+    wait_ns += d.value;  // throttling rules queue one after another
   }
-  return wait_ns > 0 ? slot_verdict::wait(wait_ns) : slot_verdict::pass();
+  if (wait_ns > 0) return slot_verdict::wait(wait_ns);
+  return slot_verdict::pass();
 }
 
 void resource_param_rules::on_blocked_later(const check_context&,

@@ -4,11 +4,7 @@ namespace floodgate::param_detail {
 
 namespace {
 
-constexpr std::uint64_t empty_key = 0;
-constexpr std::uint64_t busy_key = 1;  // being rewritten: matches no value
 constexpr int lock_spins = 64;
-
-__extension__ using uint128 = unsigned __int128;
 
 void cpu_relax() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
@@ -19,17 +15,6 @@ void cpu_relax() noexcept {
 }
 
 }  // namespace
-
-// Structure of arrays: a lookup reads the key line, and the check line only on a match.
-struct alignas(64) value_table::set {
-  std::atomic<std::uint64_t> key[ways];    // key.lo; empty_key or busy_key when not a value
-  std::atomic<std::uint64_t> check[ways];  // key.hi
-  std::atomic<std::uint64_t> state[ways];
-  std::atomic<std::int32_t> in_flight[ways];
-  std::atomic<std::uint8_t> referenced[ways];
-  std::atomic<bool> locked;
-  std::uint8_t hand;  // clock hand; guarded by `locked`
-};
 
 value_table::value_table(std::size_t capacity)
     : set_count_((std::max<std::size_t>(capacity, 1) + ways - 1) / ways),
@@ -49,30 +34,6 @@ value_table::value_table(std::size_t capacity)
 }
 
 value_table::~value_table() = default;
-
-value_table::set& value_table::set_of(const value_key& key) noexcept {
-  // Multiply-shift maps the hash onto [0, set_count_) without a power-of-two size.
-  return sets_[static_cast<std::size_t>((static_cast<uint128>(key.lo) * set_count_) >> 64)];
-}
-
-value_table::slot value_table::slot_at(set& s, std::size_t way) noexcept {
-  return {&s.state[way], &s.in_flight[way]};
-}
-
-value_table::slot value_table::find(const value_key& key) noexcept {
-  set& s = set_of(key);
-  for (std::size_t w = 0; w < ways; ++w) {
-    // Acquire pairs with the release that publishes a key after its check and state.
-    if (s.key[w].load(std::memory_order_acquire) == key.lo &&
-        s.check[w].load(std::memory_order_relaxed) == key.hi) {
-      if (s.referenced[w].load(std::memory_order_relaxed) == 0) {
-        s.referenced[w].store(1, std::memory_order_relaxed);
-      }
-      return slot_at(s, w);
-    }
-  }
-  return {};
-}
 
 bool value_table::try_lock(set& s) noexcept {
   for (int i = 0; i < lock_spins; ++i) {

@@ -63,9 +63,24 @@ class value_table {
   std::size_t capacity() const noexcept { return set_count_ * ways; }
 
  private:
-  struct set;
+  static constexpr std::uint64_t empty_key = 0;
+  static constexpr std::uint64_t busy_key = 1;  // being rewritten: matches no value
+
+  // Structure of arrays: a lookup reads the key line, and the check line only on a match.
+  struct alignas(64) set {
+    std::atomic<std::uint64_t> key[ways];    // key.lo; empty_key or busy_key when not a value
+    std::atomic<std::uint64_t> check[ways];  // key.hi
+    std::atomic<std::uint64_t> state[ways];
+    std::atomic<std::int32_t> in_flight[ways];
+    std::atomic<std::uint8_t> referenced[ways];
+    std::atomic<bool> locked;
+    std::uint8_t hand;  // clock hand; guarded by `locked`
+  };
+
   set& set_of(const value_key& key) noexcept;
-  slot slot_at(set& s, std::size_t way) noexcept;
+  static slot slot_at(set& s, std::size_t way) noexcept {
+    return {&s.state[way], &s.in_flight[way]};
+  }
   bool try_lock(set& s) noexcept;
   /// The way to give a new value, or `ways` if none; the set's lock is held.
   std::size_t take_victim(set& s) noexcept;
@@ -74,5 +89,25 @@ class value_table {
   std::unique_ptr<set[]> sets_;
   std::atomic<std::size_t> size_{0};
 };
+
+inline value_table::set& value_table::set_of(const value_key& key) noexcept {
+  // Multiply-shift maps the hash onto [0, set_count_) without a power-of-two size.
+  return sets_[static_cast<std::size_t>((static_cast<detail::uint128>(key.lo) * set_count_) >> 64)];
+}
+
+inline value_table::slot value_table::find(const value_key& key) noexcept {
+  set& s = set_of(key);
+  for (std::size_t w = 0; w < ways; ++w) {
+    // Acquire pairs with the release that publishes a key after its check and state.
+    if (s.key[w].load(std::memory_order_acquire) == key.lo &&
+        s.check[w].load(std::memory_order_relaxed) == key.hi) {
+      if (s.referenced[w].load(std::memory_order_relaxed) == 0) {
+        s.referenced[w].store(1, std::memory_order_relaxed);
+      }
+      return slot_at(s, w);
+    }
+  }
+  return {};
+}
 
 }  // namespace floodgate::param_detail

@@ -89,6 +89,33 @@ TEST(ParamFlowDefaultChecker, LongGapsRefillWithoutOverflow) {
   EXPECT_EQ(passes_until_blocked(*r, h, "v"), 25'000);
 }
 
+TEST(ParamFlowDefaultChecker, BucketsRefillAtAnyUptimeAndAfterYearsIdle) {
+  // Bucket stamps are milliseconds modulo 2^38 (8.7 years): a clock far past that still works.
+  slot_harness h;
+  h.time.set_ms(std::int64_t{1} << 40);
+  const auto r = build({qps_rule(5)});
+  EXPECT_EQ(passes_until_blocked(*r, h, "v"), 5);
+  h.time.advance_ms(1001);
+  EXPECT_EQ(passes_until_blocked(*r, h, "v"), 5);
+  h.time.advance_ms(5LL * 365 * 24 * 3600 * 1000);
+  EXPECT_EQ(passes_until_blocked(*r, h, "v"), 5);
+}
+
+TEST(ParamFlowDefaultChecker, AnEntryTimedBeforeTheLastRefillOnlySpendsTokens) {
+  // Another thread refilled the bucket after this entry read the clock: no second refill.
+  slot_harness h;
+  const auto r = build({qps_rule(5)});
+  const std::int64_t start = h.time.now_ms();
+  EXPECT_EQ(passes_until_blocked(*r, h, "v"), 5);
+  h.time.set_ms(start + 1500);
+  EXPECT_EQ(check(*r, h, "v").outcome, slot_verdict::kind::pass);
+  h.time.set_ms(start + 1400);
+  EXPECT_EQ(passes_until_blocked(*r, h, "v"), 4);
+  const slot_verdict v = check(*r, h, "v");
+  ASSERT_EQ(v.outcome, slot_verdict::kind::block);
+  EXPECT_EQ(v.block.retry_after, std::chrono::milliseconds(1001));
+}
+
 TEST(ParamFlowDefaultChecker, EachValueHasItsOwnBucket) {
   slot_harness h;
   const auto r = build({qps_rule(2)});

@@ -8,30 +8,63 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <set>
 #include <string>
 
 namespace floodgate::param_detail {
 namespace {
 
-value_key key(int i) { return hash_value(std::to_string(i), 1234); }
+value_key key(int i) { return value_hasher(1234)(std::to_string(i)); }
 
 TEST(ValueKey, IntegersAndTheirDecimalTextAreOneKey) {
   char buffer[integer_text_size];
+  const value_hasher hash(9);
   EXPECT_EQ(value_text(param_value{std::int64_t{-42}}, buffer), "-42");
-  EXPECT_EQ(hash_value(value_text(param_value{7}, buffer), 9), hash_value("7", 9));
-  EXPECT_NE(hash_value("7", 9), hash_value("7", 10)) << "the seed changes every key";
-  EXPECT_NE(hash_value("ab", 9), hash_value("ba", 9));
-  EXPECT_NE(hash_value("", 9), hash_value(std::string_view("\0", 1), 9));
+  EXPECT_EQ(hash(value_text(param_value{7}, buffer)), hash("7"));
+  EXPECT_NE(hash("7"), value_hasher(10)("7")) << "the seed changes every key";
+  EXPECT_NE(hash("ab"), hash("ba"));
+  EXPECT_NE(hash(""), hash(std::string_view("\0", 1)));
+  EXPECT_NE(hash(std::string_view("\0", 1)), hash(std::string_view("\0\0", 2)));
 }
 
 TEST(ValueKey, EveryByteOfEveryLengthChangesTheKey) {
-  for (std::size_t n = 1; n <= 24; ++n) {
+  const value_hasher hash(5);
+  for (std::size_t n = 1; n <= 72; ++n) {
     const std::string base(n, 'a');
     for (std::size_t i = 0; i < n; ++i) {
       std::string changed = base;
       changed[i] = 'b';
-      EXPECT_NE(hash_value(base, 5), hash_value(changed, 5)) << "length " << n << ", byte " << i;
+      EXPECT_NE(hash(base), hash(changed)) << "length " << n << ", byte " << i;
     }
+  }
+}
+
+TEST(ValueKey, ALengthChangesTheKeyEvenWhenTheWordsAreEqual) {
+  // "aaaaaaaa" + k × "a" for k < 8 reads the same two words: only the length tells them apart.
+  const value_hasher hash(5);
+  for (std::size_t n = 1; n <= 40; ++n) {
+    EXPECT_NE(hash(std::string(n, 'a')), hash(std::string(n + 1, 'a'))) << "length " << n;
+  }
+}
+
+TEST(ValueKey, DistinctValuesSpreadOverTheWholeKey) {
+  // A flood of similar values (user ids) must not share keys or crowd into a few sets.
+  const value_hasher hash(77);
+  std::set<std::uint64_t> los;
+  std::set<std::uint64_t> his;
+  std::array<int, 64> buckets{};
+  constexpr int values = 100'000;
+  for (int i = 0; i < values; ++i) {
+    const value_key k = hash("user-" + std::to_string(i));
+    los.insert(k.lo);
+    his.insert(k.hi);
+    ++buckets[k.lo >> 58];
+  }
+  EXPECT_EQ(los.size(), static_cast<std::size_t>(values));
+  EXPECT_EQ(his.size(), static_cast<std::size_t>(values));
+  for (const int b : buckets) {
+    EXPECT_GT(b, values / 64 * 8 / 10);
+    EXPECT_LT(b, values / 64 * 12 / 10);
   }
 }
 
