@@ -7,7 +7,8 @@
 # machine load hits both alike). Prints each round, the throughput ratio and the p99 latencies.
 #
 # Environment: BUILD_DIR (build/release), ROUNDS (4), DURATION (5s), CONNECTIONS (32),
-# WRK_THREADS (1), DEMO_THREADS (1), WARMUP (2s).
+# WRK_THREADS (1), DEMO_THREADS (1), WARMUP (2s), SERVER_CPUS / CLIENT_CPUS (taskset CPU lists
+# for the demos and for wrk; unset: not pinned).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$repo"
@@ -18,6 +19,10 @@ connections=${CONNECTIONS:-32}
 wrk_threads=${WRK_THREADS:-1}
 demo_threads=${DEMO_THREADS:-1}
 warmup=${WARMUP:-2s}
+server_pin=()
+client_pin=()
+[ -n "${SERVER_CPUS:-}" ] && server_pin=(taskset -c "$SERVER_CPUS")
+[ -n "${CLIENT_CPUS:-}" ] && client_pin=(taskset -c "$CLIENT_CPUS")
 
 command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install wrk)" >&2; exit 1; }
 if [ ! -f "$build/CMakeCache.txt" ]; then
@@ -39,7 +44,7 @@ trap cleanup EXIT
 start_demo() {
   local name=$1
   shift
-  "$demo" --port 0 --admin-port 0 --threads "$demo_threads" --rules bench/http/rules.yaml "$@" \
+  "${server_pin[@]}" "$demo" --port 0 --admin-port 0 --threads "$demo_threads" --rules bench/http/rules.yaml "$@" \
     >"$tmp/$name.out" 2>"$tmp/$name.err" &
   pids+=($!)
 }
@@ -67,7 +72,7 @@ baseline_port=$(port_of baseline)
 # Runs wrk; prints "<requests/s> <p99 in µs> <non-2xx>".
 drive() {
   local port=$1 length=$2
-  wrk -t"$wrk_threads" -c"$connections" -d"$length" --latency -H 'X-Origin: bench' \
+  "${client_pin[@]}" wrk -t"$wrk_threads" -c"$connections" -d"$length" --latency -H 'X-Origin: bench' \
     "http://127.0.0.1:$port/hello" | awk '
       function us(v) {
         if (v ~ /us$/) return v + 0;
@@ -103,7 +108,8 @@ printf '%s\n' "${results[@]}" | awk '
     for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
     return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
   }
-  { rps[$1] += $2; n[$1]++; p99[$1, n[$1]] = $3 }
+  { rps[$1] += $2; n[$1]++; p99[$1, n[$1]] = $3; last[$1] = $2
+    if (n["guarded"] == n["baseline"]) { k++; r[k] = last["guarded"] / last["baseline"] } }
   END {
     for (i = 1; i <= n["guarded"]; i++) g[i] = p99["guarded", i]
     for (i = 1; i <= n["baseline"]; i++) b[i] = p99["baseline", i]
@@ -111,7 +117,7 @@ printf '%s\n' "${results[@]}" | awk '
     ratio = rps["guarded"] / rps["baseline"]
     printf "\nthroughput: guarded %.0f req/s, --no-guard %.0f req/s (mean of %d rounds)\n",
            rps["guarded"] / n["guarded"], rps["baseline"] / n["baseline"], n["guarded"]
-    printf "throughput ratio guarded / --no-guard: %.3f (budget >= 0.97)\n", ratio
+    printf "throughput ratio guarded / --no-guard: %.3f (budget >= 0.97); median per-round ratio %.3f\n", ratio, median(r, k)
     printf "p99 latency (median of rounds): guarded %d us, --no-guard %d us, %+.1f%% (budget <= +5%%)\n",
            gp, bp, (gp / bp - 1) * 100
   }'
