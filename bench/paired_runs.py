@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""Wall-clock medians of entry + exit benchmarks, two binaries measured back to back.
+
+This VM's speed changes by up to 2x from one second to the next, so a whole run of one binary
+followed by a whole run of another compares two different machines. Here, every round runs each
+benchmark on both binaries one right after the other (the order alternates), and the summary
+gives each binary's median over the rounds and the median of the per-round new/old ratios.
+
+    bench/paired_runs.py ROUNDS OLD_BIN NEW_BIN NAME...        # NAME: NoRules, SystemRules, ...
+    bench/paired_runs.py --threads ROUNDS BIN NAME...          # 1 vs 2 threads, one binary
+
+A NAME selects BM_EntryExit_NAME (the one-thread variant where there are several).
+"""
+import json
+import statistics
+import subprocess
+import sys
+
+
+def median_ns(binary, pattern):
+    """Runs the benchmarks matching `pattern`; returns {threads: median real time in ns}."""
+    out = subprocess.run(
+        [binary, f"--benchmark_filter={pattern}", "--benchmark_min_time=0.05",
+         "--benchmark_repetitions=3", "--benchmark_report_aggregates_only=true",
+         "--benchmark_format=json"],
+        capture_output=True, text=True, check=True).stdout
+    return {b["threads"]: b["real_time"] for b in json.loads(out)["benchmarks"]
+            if b.get("aggregate_name") == "median"}
+
+
+def spread(xs):
+    return f"{statistics.median(xs):6.1f} ({min(xs):.0f}-{max(xs):.0f})"
+
+
+def compare(rounds, old, new, names):
+    times = {name: {"old": [], "new": []} for name in names}
+    for r in range(rounds):
+        for i, name in enumerate(names):
+            order = ("old", "new") if (r + i) % 2 == 0 else ("new", "old")
+            for which in order:
+                binary = old if which == "old" else new
+                pattern = f"EntryExit_{name}(/real_time/threads:1)?$"
+                times[name][which].append(median_ns(binary, pattern)[1])
+        print(f"round {r + 1} of {rounds}", file=sys.stderr)
+    print(f"{'benchmark':26} {'old: median (min-max)':>22} {'new: median (min-max)':>22}"
+          "  new/old  new per round")
+    for name, t in times.items():
+        ratio = statistics.median(n / o for o, n in zip(t["old"], t["new"]))
+        rounds_text = " ".join(f"{x:.0f}" for x in t["new"])
+        print(f"{name:26} {spread(t['old']):>22} {spread(t['new']):>22}  {ratio:7.2f}  "
+              f"{rounds_text}")
+
+
+def scaling(rounds, binary, names):
+    print(f"{'benchmark':20} 1 thread (ns) | 2 threads (ns) | 1t/2t per round | median")
+    for name in names:
+        one, two = [], []
+        for _ in range(rounds):
+            t = median_ns(binary, f"EntryExit_{name}/real_time/threads:(1|2)$")
+            one.append(t[1])
+            two.append(t[2])
+        ratios = [a / b for a, b in zip(one, two)]
+        print(f"{name:20} {' '.join(f'{x:.0f}' for x in one)} | "
+              f"{' '.join(f'{x:.0f}' for x in two)} | "
+              f"{' '.join(f'{x:.2f}' for x in ratios)} | {statistics.median(ratios):.2f}")
+
+
+def main(argv):
+    if len(argv) >= 4 and argv[1] == "--threads":
+        scaling(int(argv[2]), argv[3], argv[4:])
+    elif len(argv) >= 5:
+        compare(int(argv[1]), argv[2], argv[3], argv[4:])
+    else:
+        print(__doc__, file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
