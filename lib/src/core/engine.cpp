@@ -204,7 +204,11 @@ entry engine_impl::enter(context& ctx, node::cluster_node* cluster,
   node::origin_node* origin =
       registry_.origin(*cluster, ctx.origin_, ctx.origin_hash_, stat::this_thread_shard().index);
 
-  const auto [now_ms, now_ns] = now(options.precise_duration);
+  // Plain variables, not a structured binding: the check lambda below captures them, which
+  // Clang 14 (the fuzz build) rejects for bindings.
+  const instant at_enter = now(options.precise_duration);
+  const std::int64_t now_ms = at_enter.ms;
+  const std::int64_t now_ns = at_enter.ns;
   const auto pin = snapshot_.acquire();
   const rule_snapshot& snap = *pin.value;
   const resource_rules* rules = snap.rules_for(*cluster);
@@ -270,7 +274,9 @@ void engine_impl::exit(entry& e) noexcept {
   if (e.snapshot_ == nullptr) {
     return;  // passed unchecked
   }
-  const auto [now_ms, now_ns] = now(e.precise_);
+  const instant at_exit = now(e.precise_);
+  const std::int64_t now_ms = at_exit.ms;
+  const std::int64_t now_ns = at_exit.ns;
   const std::int64_t create_ms = e.create_ms_;
   const std::int64_t rt_ms = now_ms - create_ms;
   const bool inbound = e.type_ == entry_type::inbound;
