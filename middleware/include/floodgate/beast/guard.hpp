@@ -69,7 +69,8 @@ class guarded_handler {
       : engine_(&eng),
         options_(std::move(options)),
         handler_(std::move(handler)),
-        resources_(options_.routes != nullptr ? options_.routes->size() : 0) {}
+        resources_(options_.routes != nullptr ? options_.routes->size() : 0),
+        origin_code_(http::string_to_field(options_.origin_header)) {}
 
   template <class Body, class Fields>
   requires request_handler<Handler, Body, Fields>
@@ -84,8 +85,10 @@ class guarded_handler {
 
  private:
   template <class Body, class Fields>
+  route_match match_route(const http::request<Body, Fields>& req, const request_info& info) const;
+  template <class Body, class Fields>
   std::string_view resolve_resource(const http::request<Body, Fields>& req,
-                                    const request_info& info, route_match& match,
+                                    const request_info& info, const route_match& match,
                                     std::string& storage) const;
   template <class Fields>
   std::string resolve_origin(const Fields& fields, const request_info& info) const;
@@ -100,6 +103,7 @@ class guarded_handler {
   Handler handler_;
   detail::resource_cache resources_;  ///< by route index, for names from options_.routes
   detail::entrance_cache entrance_;   ///< options_.context_name
+  http::field origin_code_;           ///< Beast's code for options_.origin_header (or unknown)
 };
 
 /// Makes a guarded_handler; see there.

@@ -6,9 +6,12 @@
 #include <floodgate/beast/query_string.hpp>
 #include <floodgate/core/entry_options.hpp>
 
-#include <boost/beast/core/string.hpp>
+#include <boost/beast/http/field.hpp>
+#include <boost/beast/http/rfc7230.hpp>
 
 #include <array>
+#include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,18 +21,78 @@ namespace floodgate::beast::detail {
 /// Up to this many forwarding header lines are read; more are ignored (bounded work).
 inline constexpr std::size_t max_forwarded_lines = 8;
 
-/** The value of the first field named `name` (case-insensitive, as basic_fields::find), if any.
-    Walks the request's few fields comparing lengths first: basic_fields::find orders by a
-    case-insensitive less-than and so compares the matching name twice, out of line. */
+/** ASCII case-insensitive equality of two equally long header names. Eight bytes at a time, and
+    a word is case-folded (only bytes 'A'..'Z' change, by bit tricks) only when the two differ:
+    clients mostly spell a header as the configuration does. */
+inline bool header_names_equal(const char* a, const char* b, std::size_t n) noexcept {
+  constexpr std::uint64_t ones = 0x0101010101010101u;
+  constexpr std::uint64_t high = 0x8080808080808080u;
+  const auto fold = [](std::uint64_t w) noexcept {
+    const std::uint64_t low7 = w & ~high;                   // each byte's low seven bits
+    const std::uint64_t ge_a = low7 + (0x80 - 'A') * ones;  // high bit: byte >= 'A'
+    const std::uint64_t gt_z = low7 + (0x7f - 'Z') * ones;  // high bit: byte > 'Z'
+    const std::uint64_t upper = ge_a & ~gt_z & ~w & high;   // ASCII 'A'..'Z' only
+    return w | (upper >> 2);                                // + 0x20
+  };
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    std::uint64_t x;
+    std::uint64_t y;
+    std::memcpy(&x, a + i, 8);
+    std::memcpy(&y, b + i, 8);
+    if (x != y && fold(x) != fold(y)) return false;
+  }
+  const auto fold_byte = [](unsigned char c) noexcept {
+    return c >= 'A' && c <= 'Z' ? static_cast<unsigned char>(c | 0x20) : c;
+  };
+  for (; i < n; ++i) {
+    const auto x = static_cast<unsigned char>(a[i]);
+    const auto y = static_cast<unsigned char>(b[i]);
+    if (x != y && fold_byte(x) != fold_byte(y)) return false;
+  }
+  return true;
+}
+
+/** A header name and its Beast field code, looked up once so that find_field() compares codes
+    for the names Beast knows and only unknown fields' spellings otherwise. */
+struct header_name {
+  explicit header_name(std::string_view n) noexcept
+      : name(n), code(boost::beast::http::string_to_field(n)) {}
+  header_name(std::string_view n, boost::beast::http::field c) noexcept : name(n), code(c) {}
+
+  std::string_view name;
+  boost::beast::http::field code;
+};
+
+/// The value of the first field named `name` (case-insensitive, as basic_fields::find), if any.
 template <class Fields>
-std::optional<std::string_view> find_field(const Fields& fields, std::string_view name) noexcept {
+std::optional<std::string_view> find_field(const Fields& fields, const header_name& name) noexcept {
+  using boost::beast::http::field;
   for (const auto& f : fields) {
+    if (name.code != field::unknown) {
+      if (f.name() == name.code) return std::string_view{f.value()};
+      continue;
+    }
+    if (f.name() != field::unknown) continue;  // a known name is not an unknown one
     const std::string_view n{f.name_string()};
-    if (n.size() == name.size() && boost::beast::iequals(n, name)) {
+    if (n.size() == name.name.size() && header_names_equal(n.data(), name.name.data(), n.size())) {
       return std::string_view{f.value()};
     }
   }
   return std::nullopt;
+}
+
+/** Whether the connection stays open after answering a request, as message::keep_alive() says,
+    from one walk of the few fields (no tree lookup): HTTP/1.1 unless `Connection: close`,
+    HTTP/1.0 only with `Connection: keep-alive`. */
+template <class Fields>
+bool keep_alive(const Fields& fields, unsigned version) {
+  using boost::beast::http::field;
+  const auto connection = find_field(fields, {"Connection", field::connection});
+  if (version < 11) {
+    return connection && boost::beast::http::token_list{*connection}.exists("keep-alive");
+  }
+  return !connection || !boost::beast::http::token_list{*connection}.exists("close");
 }
 
 /// The client address of a request under `options` (peer, or forwarded by a trusted proxy).
@@ -72,7 +135,7 @@ class request_params {
       std::string_view v;
       switch (s.from) {
         case param_source::header:
-          v = find_field(*p.fields_, s.name).value_or(std::string_view{});
+          v = find_field(*p.fields_, header_name{s.name}).value_or(std::string_view{});
           break;
         case param_source::query: {
           const auto q = find_query_param(p.target_, s.name, p.next_scratch());
