@@ -1,30 +1,57 @@
 #!/usr/bin/env bash
 # Demo /hello under wrk (keep-alive): guarded vs --no-guard, side by side in one run (SPEC §7).
 #
-# Starts two floodgate-demo processes from the same Release build — one guarded by
-# bench/http/rules.yaml (a QPS flow rule and a slow-ratio breaker on GET:/hello, requests carry an
-# origin), one with --no-guard — and alternates wrk rounds between them (ABBA order, so drift in
-# machine load hits both alike). Prints each round, the throughput ratio and the p99 latencies.
+# Starts floodgate-demo processes from one Release build: "guarded" by bench/http/rules.yaml (a
+# QPS flow rule and a slow-ratio breaker on GET:/hello, limits that never block; requests carry
+# an origin), "baseline" with --no-guard, and "control", a second --no-guard demo. Two phases,
+# each in rounds:
 #
-# Environment: BUILD_DIR (build/release), ROUNDS (4), DURATION (5s), CONNECTIONS (32),
-# WRK_THREADS (1), DEMO_THREADS (1), WARMUP (2s), SERVER_CPUS / CLIENT_CPUS (taskset CPU lists
-# for the demos and for wrk; unset: not pinned).
+# 1. Side by side (throughput): all demos on one CPU at once, each driven by its own wrk at the
+#    same time. The kernel shares that CPU equally among them, so each one's throughput is its
+#    share over its cost per request, and whatever slows the machine during a round slows all
+#    alike. This phase gives the throughput verdict.
+# 2. Alternating (latency): each demo alone in turn, in an order that rotates from round to
+#    round: the p99 of a server that has its CPU to itself. This phase gives the latency verdict
+#    (and a second, noisier throughput figure).
+#
+# Every round gives guarded / baseline ratios; a verdict is the median of the per-round ratios,
+# which one disturbed round cannot move. The control demo is an A/A test: control / baseline
+# compares two identical servers, so it shows how far the run can be trusted, and a phase whose
+# control is off says that it cannot judge the budget.
+#
+# Environment: BUILD_DIR (build/release), ROUNDS (10, side by side), ALT_ROUNDS (12,
+# alternating), DURATION (3s), CONNECTIONS (32 per demo), WRK_THREADS (1), DEMO_THREADS (1),
+# WARMUP (2s), CONTROL (1; 0 drops the control demo), SERVER_CPUS / CLIENT_CPUS (taskset CPU
+# lists for the demos and for wrk; by default, with two or more CPUs, the demos share the last
+# CPU and wrk gets the others), ASLR (1; 0 starts the demos without address randomisation).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$repo"
 build=${BUILD_DIR:-build/release}
-rounds=${ROUNDS:-4}
-duration=${DURATION:-5s}
+rounds=${ROUNDS:-10}
+alt_rounds=${ALT_ROUNDS:-12}
+duration=${DURATION:-3s}
+alt_duration=${ALT_DURATION:-$duration}
 connections=${CONNECTIONS:-32}
 wrk_threads=${WRK_THREADS:-1}
 demo_threads=${DEMO_THREADS:-1}
 warmup=${WARMUP:-2s}
+control=${CONTROL:-1}
+cpus=$(nproc)
+server_cpus=${SERVER_CPUS:-}
+client_cpus=${CLIENT_CPUS:-}
+if [ -z "$server_cpus$client_cpus" ] && [ "$cpus" -ge 2 ]; then
+  server_cpus=$((cpus - 1))
+  client_cpus=0-$((cpus - 2))
+fi
 server_pin=()
 client_pin=()
-[ -n "${SERVER_CPUS:-}" ] && server_pin=(taskset -c "$SERVER_CPUS")
-[ -n "${CLIENT_CPUS:-}" ] && client_pin=(taskset -c "$CLIENT_CPUS")
+[ "${ASLR:-1}" = 0 ] && server_pin=(setarch "$(uname -m)" -R)
+[ -n "$server_cpus" ] && server_pin+=(taskset -c "$server_cpus")
+[ -n "$client_cpus" ] && client_pin=(taskset -c "$client_cpus")
 
 command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install wrk)" >&2; exit 1; }
+command -v python3 >/dev/null || { echo "python3 is not installed (apt-get install python3)" >&2; exit 1; }
 if [ ! -f "$build/CMakeCache.txt" ]; then
   cmake --preset release -DCMAKE_COMPILE_WARNING_AS_ERROR=OFF >/dev/null
 fi
@@ -64,16 +91,21 @@ port_of() {
   exit 1
 }
 
+modes=(guarded baseline)
 start_demo guarded
 start_demo baseline --no-guard
-guarded_port=$(port_of guarded)
-baseline_port=$(port_of baseline)
+if [ "$control" != 0 ]; then
+  modes+=(control)
+  start_demo control --no-guard
+fi
+declare -A port
+for mode in "${modes[@]}"; do port[$mode]=$(port_of "$mode"); done
 
 # Runs wrk; prints "<requests/s> <p99 in µs> <non-2xx>".
 drive() {
-  local port=$1 length=$2
+  local target=$1 length=$2
   "${client_pin[@]}" wrk -t"$wrk_threads" -c"$connections" -d"$length" --latency -H 'X-Origin: bench' \
-    "http://127.0.0.1:$port/hello" | awk '
+    "http://127.0.0.1:$target/hello" | awk '
       function us(v) {
         if (v ~ /us$/) return v + 0;
         if (v ~ /ms$/) return v * 1000;
@@ -86,38 +118,52 @@ drive() {
       END { printf "%.0f %.0f %d\n", rps, p99, errors + 0 }'
 }
 
-echo "warming up ($warmup each)"
-drive "$guarded_port" "$warmup" >/dev/null
-drive "$baseline_port" "$warmup" >/dev/null
+# Prints a round's line and keeps it for the summary.
+record() {
+  local phase=$1 round=$2 mode=$3 rps=$4 p99=$5 errors=$6
+  printf '%-6s %-9s %12s %10s %8s\n' "$round" "$mode" "$rps" "$p99" "$errors"
+  echo "$phase $round $mode $rps $p99 $errors" >>"$tmp/results"
+}
 
-printf '%-6s %-9s %12s %10s %8s\n' round mode 'requests/s' 'p99 (us)' non-2xx
-results=()
+echo "demos on CPUs ${server_cpus:-any}, wrk on CPUs ${client_cpus:-any};" \
+  "$connections connections per demo"
+echo "warming up ($warmup each)"
+for mode in "${modes[@]}"; do drive "${port[$mode]}" "$warmup" >/dev/null; done
+: >"$tmp/results"
+header() { printf '%-6s %-9s %12s %10s %8s\n' round mode 'requests/s' 'p99 (us)' non-2xx; }
+
+echo
+echo "side by side: $rounds rounds of $duration, all demos at once"
+header
 for round in $(seq 1 "$rounds"); do
-  if ((round % 2)); then order=(guarded baseline); else order=(baseline guarded); fi
-  for mode in "${order[@]}"; do
-    port=$guarded_port
-    [ "$mode" = baseline ] && port=$baseline_port
-    read -r rps p99 errors < <(drive "$port" "$duration")
-    printf '%-6s %-9s %12s %10s %8s\n' "$round" "$mode" "$rps" "$p99" "$errors"
-    results+=("$mode $rps $p99")
+  drivers=()
+  for mode in "${modes[@]}"; do
+    drive "${port[$mode]}" "$duration" >"$tmp/$mode.round" &
+    drivers+=($!)
+  done
+  wait "${drivers[@]}"
+  for mode in "${modes[@]}"; do
+    read -r rps p99 errors <"$tmp/$mode.round"
+    record side "$round" "$mode" "$rps" "$p99" "$errors"
   done
 done
 
-printf '%s\n' "${results[@]}" | awk '
-  function median(a, n,   i, j, t) {
-    for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
-    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-  }
-  { rps[$1] += $2; n[$1]++; p99[$1, n[$1]] = $3; last[$1] = $2
-    if (n["guarded"] == n["baseline"]) { k++; r[k] = last["guarded"] / last["baseline"] } }
-  END {
-    for (i = 1; i <= n["guarded"]; i++) g[i] = p99["guarded", i]
-    for (i = 1; i <= n["baseline"]; i++) b[i] = p99["baseline", i]
-    gp = median(g, n["guarded"]); bp = median(b, n["baseline"])
-    ratio = rps["guarded"] / rps["baseline"]
-    printf "\nthroughput: guarded %.0f req/s, --no-guard %.0f req/s (mean of %d rounds)\n",
-           rps["guarded"] / n["guarded"], rps["baseline"] / n["baseline"], n["guarded"]
-    printf "throughput ratio guarded / --no-guard: %.3f (budget >= 0.97); median per-round ratio %.3f\n", ratio, median(r, k)
-    printf "p99 latency (median of rounds): guarded %d us, --no-guard %d us, %+.1f%% (budget <= +5%%)\n",
-           gp, bp, (gp / bp - 1) * 100
-  }'
+# The order of alternating round r: every permutation of the modes in turn, so each mode runs
+# in each position equally often (ABBA when there are two).
+if [ "${#modes[@]}" = 3 ]; then
+  orders=("0 1 2" "2 1 0" "1 2 0" "0 2 1" "2 0 1" "1 0 2")
+else
+  orders=("0 1" "1 0")
+fi
+echo
+echo "alternating: $alt_rounds rounds of $alt_duration, one demo at a time"
+header
+for round in $(seq 1 "$alt_rounds"); do
+  for i in ${orders[$(((round - 1) % ${#orders[@]}))]}; do
+    mode=${modes[$i]}
+    read -r rps p99 errors < <(drive "${port[$mode]}" "$alt_duration")
+    record alt "$round" "$mode" "$rps" "$p99" "$errors"
+  done
+done
+
+python3 "$repo/bench/http/summarize.py" "$tmp/results"
