@@ -56,7 +56,29 @@ def main():
     phases = read(sys.argv[1])
     verdicts = []
 
-    side = phases["side"]
+    side = phases.get("side")
+    if side is None:
+        print("\nside by side: not run (ROUNDS=0)")
+    else:
+        judge_side(side, verdicts)
+    alt = phases.get("alt")
+    if alt is None:
+        print("\nalternating: not run (ALT_ROUNDS=0)")
+    else:
+        judge_alternating(alt, verdicts)
+
+    errors = sum(v[2] for rows in phases.values() for row in rows for v in row.values())
+    if errors:
+        print(f"\nnon-2xx responses: {errors} (the rules must not block: the run measures nothing)")
+    elif len(verdicts) == 2:
+        met = all(ok for _, ok in verdicts)
+        detail = "; ".join(f"{name}: {'yes' if ok else 'no'}" for name, ok in verdicts)
+        print(f"\nbudget: {'met' if met else 'NOT met'} ({detail})")
+    else:
+        print("\nbudget: not judged (a phase was not run, or its control strayed; see above)")
+
+
+def judge_side(side, verdicts):
     g, lo, hi = ratios(side, "guarded", 0)
     print(f"\nside by side ({len(side)} rounds): guarded {mean(side, 'guarded', 0):.0f} req/s,"
           f" --no-guard {mean(side, 'baseline', 0):.0f} req/s (means)")
@@ -65,7 +87,8 @@ def main():
     if control_holds(side, 0, "throughput", CONTROL_THROUGHPUT):
         verdicts.append(("throughput", g >= THROUGHPUT_BUDGET))
 
-    alt = phases["alt"]
+
+def judge_alternating(alt, verdicts):
     g_rps = ratios(alt, "guarded", 0)[0]
     g_p99, lo, hi = ratios(alt, "guarded", 1)
     print(f"\nalternating ({len(alt)} rounds): guarded {mean(alt, 'guarded', 0):.0f} req/s,"
@@ -78,16 +101,6 @@ def main():
     control_holds(alt, 0, "throughput", CONTROL_THROUGHPUT, judged=False)
     if control_holds(alt, 1, "p99", CONTROL_P99):
         verdicts.append(("p99", g_p99 - 1 <= P99_BUDGET))
-
-    errors = sum(v[2] for rows in phases.values() for row in rows for v in row.values())
-    if errors:
-        print(f"\nnon-2xx responses: {errors} (the rules must not block: the run measures nothing)")
-    elif len(verdicts) == 2:
-        met = all(ok for _, ok in verdicts)
-        detail = "; ".join(f"{name}: {'yes' if ok else 'no'}" for name, ok in verdicts)
-        print(f"\nbudget: {'met' if met else 'NOT met'} ({detail})")
-    else:
-        print("\nbudget: not judged (a control strayed; see above)")
 
 
 if __name__ == "__main__":
