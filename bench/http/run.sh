@@ -20,10 +20,11 @@
 # control is off says that it cannot judge the budget.
 #
 # Environment: BUILD_DIR (build/release), ROUNDS (10, side by side), ALT_ROUNDS (12,
-# alternating), DURATION (3s), CONNECTIONS (32 per demo), WRK_THREADS (1), DEMO_THREADS (1),
-# WARMUP (2s), CONTROL (1; 0 drops the control demo), SERVER_CPUS / CLIENT_CPUS (taskset CPU
-# lists for the demos and for wrk; by default, with two or more CPUs, the demos share the last
-# CPU and wrk gets the others), ASLR (1; 0 starts the demos without address randomisation).
+# alternating; 0 skips a phase), DURATION (3s), ALT_DURATION (DURATION, alternating rounds),
+# CONNECTIONS (32 per demo), WRK_THREADS (1), DEMO_THREADS (1), WARMUP (2s), CONTROL (1; 0 drops
+# the control demo), SERVER_CPUS / CLIENT_CPUS (taskset CPU lists for the demos and for wrk; by
+# default, with two or more CPUs, the demos share the last CPU and wrk gets the others), ASLR
+# (1; 0 starts the demos without address randomisation).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$repo"
