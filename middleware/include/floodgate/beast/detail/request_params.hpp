@@ -68,11 +68,13 @@ struct header_name {
 template <class Fields>
 std::optional<std::string_view> find_field(const Fields& fields, const header_name& name) noexcept {
   using boost::beast::http::field;
-  for (const auto& f : fields) {
-    if (name.code != field::unknown) {
+  if (name.code != field::unknown) {
+    for (const auto& f : fields) {
       if (f.name() == name.code) return std::string_view{f.value()};
-      continue;
     }
+    return std::nullopt;
+  }
+  for (const auto& f : fields) {
     if (f.name() != field::unknown) continue;  // a known name is not an unknown one
     const std::string_view n{f.name_string()};
     if (n.size() == name.name.size() && header_names_equal(n.data(), name.name.data(), n.size())) {
