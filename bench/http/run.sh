@@ -23,8 +23,7 @@
 # alternating; 0 skips a phase), DURATION (3s), ALT_DURATION (DURATION, alternating rounds),
 # CONNECTIONS (32 per demo), WRK_THREADS (1), DEMO_THREADS (1), WARMUP (2s), CONTROL (1; 0 drops
 # the control demo), SERVER_CPUS / CLIENT_CPUS (taskset CPU lists for the demos and for wrk; by
-# default, with two or more CPUs, the demos share the last CPU and wrk gets the others), ASLR
-# (1; 0 starts the demos without address randomisation).
+# default, with two or more CPUs, the demos share the last CPU and wrk gets the others).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$repo"
@@ -47,8 +46,7 @@ if [ -z "$server_cpus$client_cpus" ] && [ "$cpus" -ge 2 ]; then
 fi
 server_pin=()
 client_pin=()
-[ "${ASLR:-1}" = 0 ] && server_pin=(setarch "$(uname -m)" -R)
-[ -n "$server_cpus" ] && server_pin+=(taskset -c "$server_cpus")
+[ -n "$server_cpus" ] && server_pin=(taskset -c "$server_cpus")
 [ -n "$client_cpus" ] && client_pin=(taskset -c "$client_cpus")
 
 command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install wrk)" >&2; exit 1; }
