@@ -19,8 +19,9 @@
 # compares two identical servers, so it shows how far the run can be trusted, and a phase whose
 # control is off says that it cannot judge the budget.
 #
-# Environment: BUILD_DIR (build/release), ROUNDS (10, side by side), ALT_ROUNDS (12,
-# alternating; 0 skips a phase), DURATION (3s), ALT_DURATION (DURATION, alternating rounds),
+# Environment: BUILD_DIR (build/release), ROUNDS (10, side by side), ALT_ROUNDS (36,
+# alternating; 0 skips a phase), DURATION (3s), ALT_DURATION (1s, alternating rounds: many short
+# rounds, so one host stall moves one round's p99, not the verdict),
 # CONNECTIONS (32 per demo), WRK_THREADS (1), DEMO_THREADS (1), WARMUP (2s), CONTROL (1; 0 drops
 # the control demo), SERVER_CPUS / CLIENT_CPUS (taskset CPU lists for the demos and for wrk; by
 # default, with two or more CPUs, the demos share the last CPU and wrk gets the others).
@@ -29,9 +30,9 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$repo"
 build=${BUILD_DIR:-build/release}
 rounds=${ROUNDS:-10}
-alt_rounds=${ALT_ROUNDS:-12}
+alt_rounds=${ALT_ROUNDS:-36}
 duration=${DURATION:-3s}
-alt_duration=${ALT_DURATION:-$duration}
+alt_duration=${ALT_DURATION:-1s}
 connections=${CONNECTIONS:-32}
 wrk_threads=${WRK_THREADS:-1}
 demo_threads=${DEMO_THREADS:-1}
