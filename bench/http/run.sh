@@ -20,8 +20,8 @@
 # control is off says that it cannot judge the budget.
 #
 # Environment: BUILD_DIR (build/release), ROUNDS (10, side by side), ALT_ROUNDS (36,
-# alternating; 0 skips a phase), DURATION (3s), ALT_DURATION (1s, alternating rounds: many short
-# rounds, so one host stall moves one round's p99, not the verdict),
+# alternating; 0 skips a phase), DURATION (3s), ALT_DURATION (1s, alternating rounds: a host
+# stall spoils the p99 of one round, and the median of many short rounds moves less),
 # CONNECTIONS (32 per demo), WRK_THREADS (1), DEMO_THREADS (1), WARMUP (2s), CONTROL (1; 0 drops
 # the control demo), SERVER_CPUS / CLIENT_CPUS (taskset CPU lists for the demos and for wrk; by
 # default, with two or more CPUs, the demos share the last CPU and wrk gets the others).
