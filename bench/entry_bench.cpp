@@ -4,7 +4,7 @@
 // the time. Run: build/release/bench/floodgate_bench --benchmark_filter=Entry
 #include "alloc_counter.hpp"
 
-#include <floodgate/core/engine.hpp>
+#include <floodgate/engine/engine.hpp>
 
 #include <benchmark/benchmark.h>
 

@@ -3,10 +3,10 @@
 //   build/release/bench/floodgate_bench --benchmark_filter='Flow|Admission|Controller'
 #include "alloc_counter.hpp"
 
-#include <floodgate/core/engine.hpp>
-#include <floodgate/flow/admission_window.hpp>
-#include <floodgate/flow/throttling_controller.hpp>
-#include <floodgate/flow/warm_up_controller.hpp>
+#include <floodgate/engine/engine.hpp>
+#include "flow/admission_window.hpp"
+#include "flow/throttling_controller.hpp"
+#include "flow/warm_up_controller.hpp"
 
 #include <benchmark/benchmark.h>
 

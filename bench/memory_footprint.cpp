@@ -1,6 +1,6 @@
 // Resident memory of 6000 resources, each entered once with one origin.
 // Run: build/release/bench/floodgate_memory
-#include <floodgate/core/engine.hpp>
+#include <floodgate/engine/engine.hpp>
 
 #include <cstdio>
 #include <fstream>

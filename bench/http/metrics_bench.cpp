@@ -2,7 +2,7 @@
 // scrapes run on another thread (the request path takes no lock a scrape holds).
 #include <floodgate/beast/metrics_collector.hpp>
 #include <floodgate/beast/metrics_handler.hpp>
-#include <floodgate/core/engine.hpp>
+#include <floodgate/engine/engine.hpp>
 
 #include <benchmark/benchmark.h>
 

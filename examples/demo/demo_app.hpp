@@ -7,7 +7,7 @@
 #include <floodgate/beast/admin_api.hpp>
 #include <floodgate/beast/metrics_handler.hpp>
 #include <floodgate/beast/route_table.hpp>
-#include <floodgate/core/engine.hpp>
+#include <floodgate/engine/engine.hpp>
 
 #include <boost/asio/thread_pool.hpp>
 

@@ -38,12 +38,6 @@ std::string url(const tcp::endpoint& ep) {
   return out;
 }
 
-std::int64_t inflight(const engine& eng) {
-  std::int64_t n = 0;
-  eng.nodes().for_each_resource([&](const node::cluster_node& c) { n += c.concurrency(); });
-  return n;
-}
-
 /** Drives a graceful stop on the control thread: stop accepting and close idle connections at
     once, poll until the servers are empty, abort what is left at the drain deadline. */
 class shutdown_sequence {
@@ -163,7 +157,7 @@ int run(const demo_options& options) {
 
   for (auto& t : pool) t.join();
   render_pool.join();
-  std::cout << "stopped; in-flight requests: " << inflight(eng) << std::endl;
+  std::cout << "stopped; in-flight requests: " << eng.in_flight() << std::endl;
   return 0;
 }
 

@@ -6,6 +6,8 @@
 #include <floodgate/config/rule_file.hpp>
 #include <floodgate/config/rule_file_watcher.hpp>
 
+#include "node/node_registry.hpp"
+
 #include <boost/beast/http/field.hpp>
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>

@@ -1,6 +1,8 @@
-#include <floodgate/beast/metric_names.hpp>
+#include "metric_names.hpp"
 #include <floodgate/beast/metrics_collector.hpp>
 #include <floodgate/config/rule_file_watcher.hpp>
+
+#include "node/node_registry.hpp"
 
 #include <algorithm>
 #include <array>

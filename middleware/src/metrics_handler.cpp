@@ -2,7 +2,7 @@
 
 #include <boost/beast/http/field.hpp>
 
-#include <floodgate/beast/text_format.hpp>
+#include "text_format.hpp"
 
 #include <prometheus/metric_family.h>
 

@@ -1,4 +1,4 @@
-#include <floodgate/beast/text_format.hpp>
+#include "text_format.hpp"
 
 #include <charconv>
 #include <cmath>

@@ -4,7 +4,7 @@
 #include <floodgate/beast/metrics_handler.hpp>
 #include <floodgate/config/rule_file.hpp>
 #include <floodgate/config/rule_file_watcher.hpp>
-#include <floodgate/core/clock.hpp>
+#include <floodgate/chain/clock.hpp>
 
 #include "support/demo_process.hpp"
 

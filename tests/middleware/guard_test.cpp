@@ -1,7 +1,9 @@
 // The middleware in process: every blocked-response row, throttling, errors, exits on all paths.
 #include <floodgate/beast/guard.hpp>
-#include <floodgate/core/clock.hpp>
+#include <floodgate/chain/clock.hpp>
 #include <floodgate/system/manual_system_status.hpp>
+
+#include "node/node_registry.hpp"
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>

@@ -1,5 +1,5 @@
 // Authority rules: an origin white or black list per resource (Sentinel's AuthorityRuleChecker).
-#include <floodgate/authority/authority_slot.hpp>
+#include "authority/authority_slot.hpp"
 
 #include <algorithm>
 #include <string>
@@ -29,18 +29,6 @@ std::vector<std::string> split_origins(std::string_view list) {
 }
 
 }  // namespace
-
-void validate(const authority_rule& rule, std::string_view path, std::vector<rule_error>& errors) {
-  const std::string p(path);
-  if (rule.resource.empty()) {
-    errors.push_back({p + ".resource", "must not be empty"});
-  }
-  if (trim(rule.limit_app).empty()) {
-    errors.push_back({p + ".limitApp", "must not be empty"});
-  } else if (split_origins(rule.limit_app).empty()) {
-    errors.push_back({p + ".limitApp", "must name at least one origin"});
-  }
-}
 
 struct resource_authority::impl {
   authority_strategy strategy = authority_strategy::white;

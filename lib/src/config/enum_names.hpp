@@ -1,10 +1,10 @@
 // Names of the rule enums as written in rule files, with Sentinel's aliases and numeric codes.
 #pragma once
 
-#include <floodgate/authority/authority_rule.hpp>
-#include <floodgate/degrade/degrade_rule.hpp>
-#include <floodgate/flow/flow_rule.hpp>
-#include <floodgate/param/param_flow_rule.hpp>
+#include <floodgate/rules/authority_rule.hpp>
+#include <floodgate/rules/degrade_rule.hpp>
+#include <floodgate/rules/flow_rule.hpp>
+#include <floodgate/rules/param_flow_rule.hpp>
 
 #include <span>
 #include <string_view>

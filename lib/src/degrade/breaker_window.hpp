@@ -1,9 +1,9 @@
 // The statistics a circuit breaker trips on: one tumbling window of {bad, total} counts.
 #pragma once
 
-#include <floodgate/stat/leap_array.hpp>
-#include <floodgate/stat/tagged_cell.hpp>
-#include <floodgate/stat/writer_shard.hpp>
+#include "stat/leap_array.hpp"
+#include "stat/tagged_cell.hpp"
+#include "stat/writer_shard.hpp"
 
 #include <algorithm>
 #include <atomic>

@@ -2,7 +2,7 @@
 #pragma once
 
 #include <floodgate/degrade/circuit_breaker.hpp>
-#include <floodgate/degrade/degrade_rule.hpp>
+#include <floodgate/rules/degrade_rule.hpp>
 
 #include "degrade/breaker_window.hpp"
 

@@ -1,5 +1,5 @@
 // The degrade slot: every circuit breaker of a resource, checked in rule order.
-#include <floodgate/degrade/degrade_slot.hpp>
+#include "degrade/degrade_slot.hpp"
 
 #include "degrade/circuit_breaker_impl.hpp"
 

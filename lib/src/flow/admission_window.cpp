@@ -1,5 +1,5 @@
-#include <floodgate/flow/admission_window.hpp>
-#include <floodgate/flow/qps_window.hpp>
+#include "flow/admission_window.hpp"
+#include "flow/qps_window.hpp"
 
 #include <algorithm>
 

@@ -1,5 +1,5 @@
-#include <floodgate/flow/default_controller.hpp>
-#include <floodgate/flow/qps_window.hpp>
+#include "flow/default_controller.hpp"
+#include "flow/qps_window.hpp"
 
 #include <algorithm>
 #include <chrono>

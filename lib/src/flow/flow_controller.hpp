@@ -1,12 +1,12 @@
 // One flow rule's traffic-shaping controller, chosen by grade and controlBehavior.
 #pragma once
 
-#include <floodgate/flow/default_controller.hpp>
-#include <floodgate/flow/flow_request.hpp>
-#include <floodgate/flow/flow_rule.hpp>
-#include <floodgate/flow/throttling_controller.hpp>
-#include <floodgate/flow/warm_up_controller.hpp>
-#include <floodgate/flow/warm_up_throttling_controller.hpp>
+#include "flow/default_controller.hpp"
+#include "flow/flow_request.hpp"
+#include <floodgate/rules/flow_rule.hpp>
+#include "flow/throttling_controller.hpp"
+#include "flow/warm_up_controller.hpp"
+#include "flow/warm_up_throttling_controller.hpp"
 
 #include <variant>
 

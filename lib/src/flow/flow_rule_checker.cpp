@@ -1,5 +1,5 @@
-#include <floodgate/flow/flow_rule_checker.hpp>
-#include <floodgate/node/node_registry.hpp>
+#include "flow/flow_rule_checker.hpp"
+#include "node/node_registry.hpp"
 
 #include <algorithm>
 

@@ -1,7 +1,7 @@
 // The flow slot: a resource's flow rules, checked in Sentinel's order, with their controllers.
-#include <floodgate/flow/flow_rule_checker.hpp>
-#include <floodgate/flow/flow_slot.hpp>
-#include <floodgate/node/cluster_node.hpp>
+#include "flow/flow_rule_checker.hpp"
+#include "flow/flow_slot.hpp"
+#include "node/cluster_node.hpp"
 
 #include "flow_controller.hpp"
 

@@ -1,4 +1,4 @@
-#include <floodgate/flow/qps_window.hpp>
+#include "flow/qps_window.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include <floodgate/flow/throttling_controller.hpp>
+#include "flow/throttling_controller.hpp"
 
 #include <algorithm>
 #include <chrono>

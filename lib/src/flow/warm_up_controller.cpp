@@ -1,5 +1,5 @@
-#include <floodgate/flow/qps_window.hpp>
-#include <floodgate/flow/warm_up_controller.hpp>
+#include "flow/qps_window.hpp"
+#include "flow/warm_up_controller.hpp"
 
 #include "java_cast.hpp"
 

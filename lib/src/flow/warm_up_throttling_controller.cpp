@@ -1,4 +1,4 @@
-#include <floodgate/flow/warm_up_throttling_controller.hpp>
+#include "flow/warm_up_throttling_controller.hpp"
 
 #include "java_cast.hpp"
 

@@ -1,4 +1,4 @@
-#include <floodgate/node/cluster_node.hpp>
+#include "node/cluster_node.hpp"
 
 namespace floodgate::node {
 

@@ -1,4 +1,4 @@
-#include <floodgate/node/default_node.hpp>
+#include "node/default_node.hpp"
 
 namespace floodgate::node {
 

@@ -1,4 +1,4 @@
-#include <floodgate/node/node_registry.hpp>
+#include "node/node_registry.hpp"
 
 #include <bit>
 #include <functional>

@@ -4,8 +4,8 @@
 #include "param/value_key.hpp"
 #include "param/value_table.hpp"
 
-#include <floodgate/core/slot.hpp>
-#include <floodgate/param/param_flow_rule.hpp>
+#include <floodgate/chain/slot.hpp>
+#include <floodgate/rules/param_flow_rule.hpp>
 
 #include <algorithm>
 #include <atomic>

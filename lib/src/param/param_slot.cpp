@@ -1,5 +1,5 @@
 // Hot-parameter rules of one resource: validation, build with state carried over, and checks.
-#include <floodgate/param/param_slot.hpp>
+#include "param/param_slot.hpp"
 
 #include "param/param_rule.hpp"
 
@@ -11,8 +11,6 @@ namespace floodgate {
 
 namespace {
 
-bool non_negative(double v) noexcept { return v >= 0 && std::isfinite(v); }
-
 /// Releases the per-value in-flight counters the entry holds beyond the first `keep`.
 void release_held(entry_tokens& tokens, std::uint8_t keep) noexcept {
   while (tokens.param_held_count > keep) {
@@ -22,42 +20,6 @@ void release_held(entry_tokens& tokens, std::uint8_t keep) noexcept {
 }
 
 }  // namespace
-
-void validate(const param_flow_rule& rule, std::string_view path, std::vector<rule_error>& errors) {
-  const std::string p(path);
-  if (rule.resource.empty()) {
-    errors.push_back({p + ".resource", "must not be empty"});
-  }
-  if (rule.param && rule.param_idx) {
-    errors.push_back({p + ".paramIdx", "must not be set together with param"});
-  } else if (!rule.param && !rule.param_idx) {
-    errors.push_back({p + ".param", "one of param and paramIdx is required"});
-  }
-  if (rule.param && rule.param->name.empty() &&
-      (rule.param->from == param_source::header || rule.param->from == param_source::query)) {
-    errors.push_back({p + ".param.name", "is required for header and query"});
-  }
-  if (!non_negative(rule.count)) {
-    errors.push_back({p + ".count", "must be >= 0"});
-  }
-  if (rule.burst_count < 0) {
-    errors.push_back({p + ".burstCount", "must be >= 0"});
-  }
-  if (rule.duration_in_sec <= 0) {
-    errors.push_back({p + ".durationInSec", "must be > 0"});
-  }
-  if (rule.behavior != control_behavior::reject && rule.behavior != control_behavior::throttling) {
-    errors.push_back({p + ".controlBehavior", "must be reject or throttling"});
-  }
-  if (rule.max_queueing_time_ms < 0) {
-    errors.push_back({p + ".maxQueueingTimeMs", "must be >= 0"});
-  }
-  for (std::size_t i = 0; i < rule.items.size(); ++i) {
-    if (!non_negative(rule.items[i].count)) {
-      errors.push_back({p + ".items[" + std::to_string(i) + "].count", "must be >= 0"});
-    }
-  }
-}
 
 struct resource_param_rules::impl {
   std::vector<param_detail::param_rule> rules;

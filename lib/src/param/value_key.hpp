@@ -1,7 +1,7 @@
 // The identity of a hot-parameter value: a seeded 128-bit hash of its text form.
 #pragma once
 
-#include <floodgate/core/param_value.hpp>
+#include <floodgate/chain/param_value.hpp>
 
 #include <cstdint>
 #include <cstring>

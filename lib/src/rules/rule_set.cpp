@@ -1,9 +1,4 @@
-#include <floodgate/authority/authority_slot.hpp>
-#include <floodgate/degrade/degrade_slot.hpp>
-#include <floodgate/flow/flow_slot.hpp>
-#include <floodgate/param/param_slot.hpp>
 #include <floodgate/rules/rule_set.hpp>
-#include <floodgate/system/system_slot.hpp>
 
 #include <string>
 

@@ -1,4 +1,4 @@
-#include <floodgate/stat/statistic_node.hpp>
+#include "stat/statistic_node.hpp"
 
 #include <algorithm>
 #include <array>

@@ -1,4 +1,4 @@
-#include <floodgate/stat/writer_shard.hpp>
+#include "stat/writer_shard.hpp"
 
 #include <algorithm>
 #include <atomic>

@@ -1,7 +1,7 @@
 // System rules: whole-process adaptive protection of inbound traffic (Sentinel's
 // SystemRuleManager).
-#include <floodgate/node/node_registry.hpp>
-#include <floodgate/system/system_slot.hpp>
+#include "node/node_registry.hpp"
+#include "system/system_slot.hpp"
 
 #include <cmath>
 #include <string>
@@ -11,9 +11,6 @@ namespace floodgate {
 namespace {
 
 constexpr double off = -1;
-
-/// A threshold is -1 (off) or >= 0; NaN and other negatives are errors.
-bool valid_threshold(double v) noexcept { return v == off || (v >= 0 && std::isfinite(v)); }
 
 /// One merged threshold: the smallest value set by any rule, and which rule set it.
 struct threshold {
@@ -30,20 +27,6 @@ struct threshold {
 };
 
 }  // namespace
-
-void validate(const system_rule& rule, std::string_view path, std::vector<rule_error>& errors) {
-  const std::string p(path);
-  const auto check = [&](double v, const char* key) {
-    if (!valid_threshold(v)) errors.push_back({p + "." + key, "must be >= 0, or -1 (off)"});
-  };
-  check(rule.highest_system_load, "highestSystemLoad");
-  if (!valid_threshold(rule.highest_cpu_usage) || rule.highest_cpu_usage > 1) {
-    errors.push_back({p + ".highestCpuUsage", "must be between 0 and 1, or -1 (off)"});
-  }
-  check(rule.avg_rt, "avgRt");
-  check(rule.max_thread, "maxThread");
-  check(rule.qps, "qps");
-}
 
 struct system_guard::impl {
   threshold qps;

@@ -1,5 +1,7 @@
 // Authority rules through the engine (Sentinel's AuthorityPartialIntegrationTest).
-#include <floodgate/core/engine.hpp>
+#include <floodgate/engine/engine.hpp>
+
+#include "node/node_registry.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Authority rules: validation and Sentinel's AuthorityRuleChecker cases.
-#include <floodgate/authority/authority_slot.hpp>
+#include "authority/authority_slot.hpp"
 
 #include "lib/param/slot_harness.hpp"
 

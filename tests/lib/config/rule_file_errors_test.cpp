@@ -1,7 +1,7 @@
 // Bad rule files: every kind of error is reported at the offending value, and changes nothing.
 #include <floodgate/config/rule_file.hpp>
 #include <floodgate/config/rule_file_watcher.hpp>
-#include <floodgate/core/engine.hpp>
+#include <floodgate/engine/engine.hpp>
 
 #include "lib/config/temp_dir.hpp"
 

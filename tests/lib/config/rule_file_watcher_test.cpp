@@ -1,7 +1,7 @@
 // Hot reload with the real file system: every way a file gets replaced is seen, bad states never
 // replace good rules, and the status tells what happened.
 #include <floodgate/config/rule_file_watcher.hpp>
-#include <floodgate/core/engine.hpp>
+#include <floodgate/engine/engine.hpp>
 
 #include "lib/config/temp_dir.hpp"
 

@@ -2,9 +2,9 @@
 // their state. Run under ThreadSanitizer in CI (the name says Concurrent).
 #include <floodgate/config/rule_file.hpp>
 #include <floodgate/config/rule_file_watcher.hpp>
-#include <floodgate/core/clock.hpp>
-#include <floodgate/core/context.hpp>
-#include <floodgate/core/engine.hpp>
+#include <floodgate/chain/clock.hpp>
+#include <floodgate/engine/context.hpp>
+#include <floodgate/engine/engine.hpp>
 
 #include "lib/config/temp_dir.hpp"
 

@@ -1,9 +1,11 @@
 // The steady clock's millisecond ticker: when it runs (Sentinel's TimeUtil states) and what
 // its readings promise.
-#include "core/ticker_schedule.hpp"
+#include "chain/ticker_schedule.hpp"
 
-#include <floodgate/core/clock.hpp>
-#include <floodgate/core/engine.hpp>
+#include <floodgate/chain/clock.hpp>
+#include <floodgate/engine/engine.hpp>
+
+#include "node/node_registry.hpp"
 
 #include <gtest/gtest.h>
 

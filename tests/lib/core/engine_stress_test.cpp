@@ -1,6 +1,8 @@
 // Many threads entering and exiting random resources while the clock rotates the windows:
 // afterwards every total is exact. Runs under ThreadSanitizer in CI.
-#include <floodgate/core/engine.hpp>
+#include <floodgate/engine/engine.hpp>
+
+#include "node/node_registry.hpp"
 
 #include <gtest/gtest.h>
 

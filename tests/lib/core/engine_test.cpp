@@ -1,6 +1,8 @@
 // Node selection, cluster building, contexts, entries and caps (Sentinel's NodeSelectorTest,
 // ClusterNodeBuilderTest, ContextTest, CtSphTest, CtEntryTest).
-#include <floodgate/core/engine.hpp>
+#include <floodgate/engine/engine.hpp>
+
+#include "node/node_registry.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Snapshot publication: readers never see a freed snapshot, replaced ones are eventually freed.
-#include "core/rcu_cell.hpp"
+#include "engine/rcu_cell.hpp"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // and ResponseTimeCircuitBreakerTest, the state machine's edges, and the single-probe race.
 #include "degrade/circuit_breaker_impl.hpp"
 
-#include <floodgate/core/clock.hpp>
+#include <floodgate/chain/clock.hpp>
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // integration tests.
 #pragma once
 
-#include <floodgate/core/engine.hpp>
+#include <floodgate/engine/engine.hpp>
 
 #include <cstdint>
 #include <optional>

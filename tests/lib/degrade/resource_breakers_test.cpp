@@ -1,6 +1,6 @@
 // A resource's breakers across reloads: Sentinel's DegradeRuleManagerTest reuse case, and what a
 // reload through the engine keeps.
-#include <floodgate/degrade/degrade_slot.hpp>
+#include "degrade/degrade_slot.hpp"
 
 #include "lib/degrade/degrade_test_support.hpp"
 

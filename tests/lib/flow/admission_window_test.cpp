@@ -1,7 +1,7 @@
 // The admission window: exact QPS admission without check-then-act overshoot.
-#include <floodgate/core/clock.hpp>
-#include <floodgate/flow/admission_window.hpp>
-#include <floodgate/stat/writer_shard.hpp>
+#include <floodgate/chain/clock.hpp>
+#include "flow/admission_window.hpp"
+#include "stat/writer_shard.hpp"
 
 #include <gtest/gtest.h>
 

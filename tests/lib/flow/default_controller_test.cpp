@@ -1,5 +1,5 @@
 // The reject controller (Sentinel's DefaultControllerTest, plus no-overshoot and borrowing).
-#include <floodgate/flow/default_controller.hpp>
+#include "flow/default_controller.hpp"
 
 #include "flow_test_support.hpp"
 

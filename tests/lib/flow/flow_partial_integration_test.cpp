@@ -1,5 +1,5 @@
 // Flow rules through the engine (Sentinel's FlowPartialIntegrationTest).
-#include <floodgate/core/engine.hpp>
+#include <floodgate/engine/engine.hpp>
 
 #include <gtest/gtest.h>
 

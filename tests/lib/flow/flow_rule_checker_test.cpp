@@ -1,5 +1,5 @@
 // Node selection for flow rules (Sentinel's FlowRuleCheckerTest).
-#include <floodgate/flow/flow_rule_checker.hpp>
+#include "flow/flow_rule_checker.hpp"
 
 #include "flow_test_support.hpp"
 

@@ -1,5 +1,5 @@
 // Flow rule validation: Sentinel's FlowRuleUtil.isValidRule, reported with SPEC key names.
-#include <floodgate/flow/flow_slot.hpp>
+#include "flow/flow_slot.hpp"
 #include <floodgate/rules/rule_set.hpp>
 
 #include <gtest/gtest.h>

@@ -1,5 +1,7 @@
 // The flow slot through the engine: rule order, block details, dry runs, refunds, reloads, races.
-#include <floodgate/core/engine.hpp>
+#include <floodgate/engine/engine.hpp>
+
+#include "node/node_registry.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,10 +1,10 @@
 // A resource's nodes and a manual clock, for unit tests of the flow controllers and node selection.
 #pragma once
 
-#include <floodgate/core/clock.hpp>
-#include <floodgate/core/slot.hpp>
-#include <floodgate/flow/flow_request.hpp>
-#include <floodgate/node/node_registry.hpp>
+#include <floodgate/chain/clock.hpp>
+#include <floodgate/chain/slot.hpp>
+#include "flow/flow_request.hpp"
+#include "node/node_registry.hpp"
 
 #include <cstdint>
 #include <string_view>

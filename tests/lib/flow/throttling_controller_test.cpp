@@ -1,8 +1,8 @@
 // The throttling controller (Sentinel's ThrottlingControllerTest) and the warm-up variant
 // (WarmUpRateLimiterControllerTest).
-#include <floodgate/core/clock.hpp>
-#include <floodgate/flow/throttling_controller.hpp>
-#include <floodgate/flow/warm_up_throttling_controller.hpp>
+#include <floodgate/chain/clock.hpp>
+#include "flow/throttling_controller.hpp"
+#include "flow/warm_up_throttling_controller.hpp"
 
 #include <gtest/gtest.h>
 

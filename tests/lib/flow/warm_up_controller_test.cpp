@@ -1,5 +1,5 @@
 // The warm-up controller (Sentinel's WarmUpControllerTest) and its warm-up curve.
-#include <floodgate/flow/warm_up_controller.hpp>
+#include "flow/warm_up_controller.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Hot-parameter QPS rules: Sentinel's ParamFlowDefaultCheckerTest sequences and value handling.
-#include <floodgate/param/param_slot.hpp>
+#include "param/param_slot.hpp"
 
 #include "lib/param/slot_harness.hpp"
 

@@ -1,6 +1,6 @@
 // Hot-parameter state under racing threads: no overshoot, no lost in-flight counts, bounded
 // memory while values are evicted concurrently. Meant to run under ThreadSanitizer too.
-#include <floodgate/param/param_slot.hpp>
+#include "param/param_slot.hpp"
 
 #include "lib/param/slot_harness.hpp"
 

@@ -1,6 +1,6 @@
 // Hot-parameter rules through the engine: arguments at entry, per-value concurrency released at
 // exit, throttling waits, and state carried over reloads.
-#include <floodgate/core/engine.hpp>
+#include <floodgate/engine/engine.hpp>
 
 #include <gtest/gtest.h>
 

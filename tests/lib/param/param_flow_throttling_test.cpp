@@ -1,6 +1,6 @@
 // Hot-parameter throttling (Sentinel's ParamFlowThrottleRateLimitingCheckerTest) and per-value
 // concurrency.
-#include <floodgate/param/param_slot.hpp>
+#include "param/param_slot.hpp"
 
 #include "lib/param/slot_harness.hpp"
 

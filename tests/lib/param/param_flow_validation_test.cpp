@@ -1,5 +1,5 @@
 // Hot-parameter rule validation: every problem, with the path as written in the file.
-#include <floodgate/param/param_slot.hpp>
+#include "param/param_slot.hpp"
 
 #include <gtest/gtest.h>
 

@@ -2,9 +2,9 @@
 // authority, system and param-flow slots.
 #pragma once
 
-#include <floodgate/core/clock.hpp>
-#include <floodgate/core/slot.hpp>
-#include <floodgate/node/node_registry.hpp>
+#include <floodgate/chain/clock.hpp>
+#include <floodgate/chain/slot.hpp>
+#include "node/node_registry.hpp"
 
 #include <cstdint>
 #include <span>

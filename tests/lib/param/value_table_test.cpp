@@ -1,7 +1,7 @@
 // The bounded per-value table of hot-parameter rules.
 #include "param/value_table.hpp"
 
-#include <floodgate/param/param_slot.hpp>
+#include "param/param_slot.hpp"
 
 #include "lib/param/slot_harness.hpp"
 

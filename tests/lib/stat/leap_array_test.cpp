@@ -1,6 +1,6 @@
 // LeapArray scenarios from Sentinel's LeapArrayTest / BucketLeapArrayTest, on tagged cells.
-#include <floodgate/stat/leap_array.hpp>
-#include <floodgate/stat/metric_bucket.hpp>
+#include "stat/leap_array.hpp"
+#include "stat/metric_bucket.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // StatisticNode formulas and occupiable windows (Sentinel's ArrayMetric / OccupiableBucketLeapArray
 // tests).
-#include <floodgate/stat/statistic_node.hpp>
+#include "stat/statistic_node.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // System rules through the engine, with an injected status source.
-#include <floodgate/core/engine.hpp>
+#include <floodgate/engine/engine.hpp>
 #include <floodgate/system/manual_system_status.hpp>
 
 #include <gtest/gtest.h>

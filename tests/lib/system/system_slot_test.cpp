@@ -1,6 +1,6 @@
 // System rules: validation, merging (Sentinel's SystemRuleManagerTest) and each limit in isolation.
 #include <floodgate/system/manual_system_status.hpp>
-#include <floodgate/system/system_slot.hpp>
+#include "system/system_slot.hpp"
 
 #include "lib/param/slot_harness.hpp"
 

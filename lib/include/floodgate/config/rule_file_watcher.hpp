@@ -2,7 +2,7 @@
 #pragma once
 
 #include <floodgate/config/rule_file.hpp>
-#include <floodgate/core/engine.hpp>
+#include <floodgate/engine/engine.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 

@@ -1,7 +1,7 @@
 // Circuit breakers: Sentinel 1.8's CLOSED -> OPEN -> HALF_OPEN state machine.
 #pragma once
 
-#include <floodgate/degrade/degrade_rule.hpp>
+#include <floodgate/rules/degrade_rule.hpp>
 
 #include <atomic>
 #include <cstdint>

@@ -1,11 +1,12 @@
 // The complete set of rules that is loaded, validated and published as one unit.
 #pragma once
 
-#include <floodgate/authority/authority_rule.hpp>
-#include <floodgate/degrade/degrade_rule.hpp>
-#include <floodgate/flow/flow_rule.hpp>
-#include <floodgate/param/param_flow_rule.hpp>
-#include <floodgate/system/system_rule.hpp>
+#include <floodgate/rules/authority_rule.hpp>
+#include <floodgate/rules/degrade_rule.hpp>
+#include <floodgate/rules/flow_rule.hpp>
+#include <floodgate/rules/param_flow_rule.hpp>
+#include <floodgate/rules/rule_error.hpp>
+#include <floodgate/rules/system_rule.hpp>
 
 #include <string>
 #include <vector>
@@ -24,15 +25,7 @@ struct rule_set {
   friend bool operator==(const rule_set&, const rule_set&) = default;
 };
 
-/** One problem found in a rule: `path` names the field as in the file (`flow[1].count`),
-    `message` says what is wrong (`must be >= 0`). The rule-file loader adds file, line and column. */
-struct rule_error {
-  std::string path;
-  std::string message;
-  friend bool operator==(const rule_error&, const rule_error&) = default;
-};
-
-/// Checks every rule of `rules` as Sentinel does, appending every problem found to `errors`.
+/// Checks every rule of `rules` (each type validates itself), appending every problem found to `errors`.
 void validate(const rule_set& rules, std::vector<rule_error>& errors);
 
 }  // namespace floodgate

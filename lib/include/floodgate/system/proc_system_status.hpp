@@ -1,7 +1,7 @@
 // The Linux sampler behind system rules: load average and CPU usage from /proc.
 #pragma once
 
-#include <floodgate/core/clock.hpp>
+#include <floodgate/chain/clock.hpp>
 #include <floodgate/system/system_status.hpp>
 
 #include <atomic>

@@ -1,7 +1,7 @@
 // The admin API (SPEC §5): JSON views of statistics, rules, breakers and reloads.
 #pragma once
 
-#include <floodgate/core/engine.hpp>
+#include <floodgate/engine/engine.hpp>
 
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>

@@ -1,7 +1,7 @@
 // The responses the middleware writes itself: blocked requests and failed handlers.
 #pragma once
 
-#include <floodgate/core/block.hpp>
+#include <floodgate/chain/block.hpp>
 
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>

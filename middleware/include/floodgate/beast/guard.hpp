@@ -6,7 +6,7 @@
 #include <floodgate/beast/detail/resource_cache.hpp>
 #include <floodgate/beast/guard_options.hpp>
 #include <floodgate/beast/request_scope.hpp>
-#include <floodgate/core/engine.hpp>
+#include <floodgate/engine/engine.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>

@@ -1,7 +1,7 @@
 // Prometheus view of the engine: read from its own counters at scrape time.
 #pragma once
 
-#include <floodgate/core/engine.hpp>
+#include <floodgate/engine/engine.hpp>
 
 #include <prometheus/collectable.h>
 #include <prometheus/metric_family.h>

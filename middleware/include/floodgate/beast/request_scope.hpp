@@ -2,7 +2,7 @@
 #pragma once
 
 #include <floodgate/beast/route_table.hpp>
-#include <floodgate/core/context.hpp>
+#include <floodgate/engine/context.hpp>
 
 #include <boost/asio/ip/address.hpp>
 

@@ -4,7 +4,7 @@
 #include <floodgate/beast/client_address.hpp>
 #include <floodgate/beast/guard_options.hpp>
 #include <floodgate/beast/query_string.hpp>
-#include <floodgate/core/entry_options.hpp>
+#include <floodgate/chain/entry_options.hpp>
 
 #include <boost/beast/http/field.hpp>
 #include <boost/beast/http/rfc7230.hpp>

@@ -3,7 +3,7 @@
 #pragma once
 
 #include <floodgate/beast/route_table.hpp>
-#include <floodgate/core/engine.hpp>
+#include <floodgate/engine/engine.hpp>
 
 #include <atomic>
 #include <cstddef>

@@ -1,0 +1,134 @@
+// The engine: resources, rules in force, and the entry point of the slot chain.
+#pragma once
+
+#include <floodgate/chain/clock.hpp>
+#include <floodgate/engine/context.hpp>
+#include <floodgate/engine/entry.hpp>
+#include <floodgate/chain/entry_options.hpp>
+#include <floodgate/chain/slot.hpp>
+#include <floodgate/degrade/circuit_breaker.hpp>
+#include <floodgate/node/registry_limits.hpp>
+#include <floodgate/rules/rule_set.hpp>
+#include <floodgate/stat/window_config.hpp>
+#include <floodgate/system/system_status.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+namespace floodgate {
+
+namespace detail {
+class engine_impl;
+}
+namespace node {
+class cluster_node;
+class node_registry;
+}  // namespace node
+
+/** A resource resolved once: entering by handle skips hashing and looking up the name.
+    Obtained from @ref engine::resource; empty when the resource cap was reached (entries then
+    pass unchecked, as with a name). Valid for the engine's life. */
+class resource_handle {
+ public:
+  resource_handle() noexcept = default;
+  explicit operator bool() const noexcept { return node_ != nullptr; }
+  /// The resource's name; empty for an empty handle.
+  std::string_view name() const noexcept;
+
+ private:
+  friend class engine;
+  explicit resource_handle(node::cluster_node* n) noexcept : node_(n) {}
+  node::cluster_node* node_ = nullptr;
+};
+
+/// Engine configuration; fixed for the engine's life.
+struct engine_options {
+  node::registry_limits limits{};
+  stat::window_config windows{};
+  std::int64_t occupy_timeout_ms = 500;  ///< longest a prioritized entry may borrow ahead
+  /// Time source; must outlive the engine. Null means the process steady clock.
+  const clock* time = nullptr;
+  /// Load / CPU readings for system rules. Null means the process sampler, started only when
+  /// system rules are loaded.
+  std::shared_ptr<const system_status_source> system_status;
+};
+
+/// Outcome of @ref engine::load_rules: either applied, or rejected with every problem found.
+struct load_result {
+  std::vector<rule_error> errors;
+  bool ok() const noexcept { return errors.empty(); }
+  explicit operator bool() const noexcept { return ok(); }
+};
+
+/** The flow-control engine: owns the statistics tree and the rules in force, and runs the slot
+    chain (node selector → cluster builder → statistic → authority → system → param flow → flow →
+    degrade, plus user slots by order) for every entry.
+
+    @par Thread Safety
+    enter() and exit are lock-free and never allocate once a resource's nodes exist; they may run
+    on any number of threads. load_rules() and add_slot() may run concurrently with them and with
+    each other: a rule set is published atomically and never blocks requests.
+
+    @par Example
+    @code
+    floodgate::engine eng;
+    eng.load_rules({.flow = {{.resource = "GET:/hello", .count = 100}}});
+    floodgate::context ctx{eng, "http-inbound", "billing"};
+    auto e = eng.enter(ctx, "GET:/hello", {.type = floodgate::entry_type::inbound});
+    if (!e) { reply_429(e.block().retry_after); }
+    @endcode
+*/
+class engine {
+ public:
+  /// Throws std::invalid_argument when `options.windows` is not a valid window shape.
+  explicit engine(engine_options options = {});
+  ~engine();
+  engine(const engine&) = delete;
+  engine& operator=(const engine&) = delete;
+
+  /// Enters `resource` within `ctx`. Never throws; an internal failure lets the entry pass.
+  entry enter(context& ctx, std::string_view resource, const entry_options& options = {}) noexcept;
+  /// Enters a resource resolved with resource(); the cheapest way on a hot path.
+  entry enter(context& ctx, resource_handle resource, const entry_options& options = {}) noexcept;
+  /// Resolves (creating on first use) a resource; empty past the resource cap.
+  resource_handle resource(std::string_view name) noexcept;
+  /// Resolves (creating on first use) a context name; empty past the context-name cap.
+  entrance_handle entrance(std::string_view name) noexcept;
+
+  /** Validates `rules` whole and, if valid, publishes them atomically. Rules that did not change
+      keep their state (warm-up tokens, throttling position, breaker state). On any error nothing
+      changes and every problem is returned. */
+  load_result load_rules(const rule_set& rules);
+  /// The rules in force.
+  rule_set rules() const;
+  /// Incremented by every successful load_rules().
+  std::uint64_t rules_version() const noexcept;
+
+  /// Adds a slot to every resource's chain, ordered by its order().
+  void add_slot(std::shared_ptr<slot> s);
+  /// Registers a breaker state-change observer.
+  void add_breaker_observer(breaker_observer observer);
+
+  /// Calls `f(resource, breaker, rule_index)` for every breaker in force (control plane).
+  void for_each_breaker(
+      const std::function<void(std::string_view, const circuit_breaker&, std::int32_t)>& f) const;
+
+  const clock& time() const noexcept;
+  /// Requests in flight over every resource (e.g. to drain before shutting down).
+  std::int64_t in_flight() const noexcept;
+  /// The statistics tree, for readers inside floodgate (admin API, metrics); an internal type.
+  node::node_registry& nodes() noexcept;
+  const node::node_registry& nodes() const noexcept;
+  /// Entries that passed unchecked because an internal error occurred (fail-open).
+  std::uint64_t internal_errors() const noexcept;
+  /// The readings system rules use (null until system rules were loaded, unless injected).
+  std::shared_ptr<const system_status_source> system_status() const;
+
+ private:
+  std::unique_ptr<detail::engine_impl> impl_;
+};
+
+}  // namespace floodgate

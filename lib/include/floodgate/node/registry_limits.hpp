@@ -1,0 +1,16 @@
+// Caps on the statistics tree (SPEC §2: 6000 resources, 2000 context names by default).
+#pragma once
+
+#include <cstddef>
+
+namespace floodgate::node {
+
+/// Caps on what the registry tracks; past a cap an entry passes unchecked and is counted.
+struct registry_limits {
+  std::size_t max_resources = 6000;
+  std::size_t max_contexts = 2000;
+  std::size_t max_default_nodes = 12000;  ///< (context, resource) pairs
+  std::size_t max_origin_nodes = 12000;   ///< (resource, origin) pairs, all resources together
+};
+
+}  // namespace floodgate::node

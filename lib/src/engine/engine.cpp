@@ -1,0 +1,398 @@
+#include <floodgate/engine/engine.hpp>
+
+#include "engine/engine_impl.hpp"
+#include "degrade/circuit_breaker_impl.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace floodgate {
+
+namespace detail {
+
+namespace {
+const engine_options& checked(const engine_options& o) {
+  const auto& w = o.windows;
+  if (w.second_sample_count <= 0 || w.second_interval_ms <= 0 ||
+      w.second_interval_ms % w.second_sample_count != 0 ||
+      1000 % (w.second_interval_ms / w.second_sample_count) != 0) {
+    throw std::invalid_argument(
+        "floodgate::engine_options.windows: the bucket length (interval / sample count) must be a "
+        "whole number of milliseconds dividing 1000");
+  }
+  return o;
+}
+}  // namespace
+
+engine_impl::engine_impl(engine_options options)
+    : options_(checked(options)),
+      clock_(options_.time != nullptr ? options_.time : &default_clock()),
+      ticker_(steady_millisecond_word(*clock_)),
+      registry_(options_.limits, options_.windows),
+      snapshot_(std::make_unique<const rule_snapshot>()),
+      system_status_(options_.system_status),
+      points_(new point_memo[stat::shard_count()]) {}
+
+std::shared_ptr<const system_status_source> engine_impl::system_status() const {
+  std::lock_guard lock(control_);
+  return system_status_;
+}
+
+load_result engine_impl::load_rules(const rule_set& rules) {
+  load_result result;
+  validate(rules, result.errors);
+  if (!result.ok()) {
+    return result;
+  }
+  std::lock_guard lock(control_);
+  if (!rules.system.empty() && system_status_ == nullptr) {
+    system_status_ = process_system_status();
+  }
+  republish_locked(rules);
+  return result;
+}
+
+void engine_impl::add_slot(std::shared_ptr<slot> s) {
+  std::lock_guard lock(control_);
+  user_slots_.push_back(std::move(s));
+  republish_locked(snapshot_.current()->rules);
+}
+
+void engine_impl::republish_locked(const rule_set& rules) {
+  const rule_snapshot* previous = snapshot_.current();
+  snapshot_.publish(build_snapshot(
+      {rules, previous, user_slots_, observers_, system_status_, previous->version + 1}));
+}
+
+namespace {
+
+bool blocked(const slot_verdict& v) noexcept { return v.outcome == slot_verdict::kind::block; }
+
+// Every breaker CLOSED: the degrade check would pass without side effects, so it is skipped.
+bool all_closed(const resource_breakers& breakers) noexcept {
+  for (const detail::circuit_breaker_impl* b : breakers.list()) {
+    if (!b->closed()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+slot_verdict engine_impl::run_checks(const rule_snapshot& snap, const resource_rules* rules,
+                                     const check_context& cc, entry_tokens& tokens) noexcept {
+  if (!snap.user_slots.empty()) {
+    return run_checks_with_user_slots(snap, rules, cc, tokens);
+  }
+  // The built-in stages in order, without the interleaving of user slots. Each verdict is
+  // built in place: a pass writes two words, and nothing is copied unless it blocks.
+  std::int64_t wait_ns = 0;
+  const auto stops = [&](const slot_verdict& v, stage st) noexcept {
+    if (blocked(v)) [[unlikely]] {
+      unwind(snap, rules, st, cc, tokens);
+      return true;
+    }
+    wait_ns += v.wait_ns;
+    return false;
+  };
+  if (rules != nullptr && rules->authority) {
+    const slot_verdict v = rules->authority->check(cc);
+    if (stops(v, stage::authority)) return v;
+  }
+  if (snap.system && cc.type == entry_type::inbound) {
+    const slot_verdict v = snap.system->check(cc);
+    if (stops(v, stage::system)) return v;
+  }
+  if (rules != nullptr) {
+    if (rules->param) {
+      const slot_verdict v = rules->param->check(cc, tokens);
+      if (stops(v, stage::param_flow)) return v;
+    }
+    if (rules->flow) {
+      const std::size_t first = rules->flow->spend_leases(cc, tokens);
+      if (first < rules->flow->size()) {
+        const slot_verdict v = rules->flow->check_from(first, cc, tokens);
+        if (stops(v, stage::flow)) return v;
+      }
+    }
+    if (rules->degrade && !all_closed(*rules->degrade)) {
+      const slot_verdict v = rules->degrade->check(cc, tokens);
+      if (stops(v, stage::degrade)) return v;
+    }
+  }
+  return wait_ns > 0 ? slot_verdict::wait(wait_ns) : slot_verdict::pass();
+}
+
+slot_verdict engine_impl::run_checks_with_user_slots(const rule_snapshot& snap,
+                                                     const resource_rules* rules,
+                                                     const check_context& cc,
+                                                     entry_tokens& tokens) noexcept {
+  std::int64_t wait_ns = 0;
+  std::size_t next_user = 0;
+  for (std::size_t k = 0; k < stage_count; ++k) {
+    const auto st = static_cast<stage>(k);
+    // User slots placed before this stage.
+    for (; next_user < snap.first_slot[k]; ++next_user) {
+      slot_verdict v = snap.user_slots[next_user]->on_entry(cc);
+      if (blocked(v)) {
+        v.block.reason = block_reason::custom;
+        unwind(snap, rules, st, cc, tokens);
+        return v;
+      }
+      wait_ns += v.wait_ns;
+    }
+    slot_verdict v;
+    switch (st) {
+      case stage::authority:
+        if (rules != nullptr && rules->authority) v = rules->authority->check(cc);
+        break;
+      case stage::system:
+        if (snap.system && cc.type == entry_type::inbound) v = snap.system->check(cc);
+        break;
+      case stage::param_flow:
+        if (rules != nullptr && rules->param) v = rules->param->check(cc, tokens);
+        break;
+      case stage::flow:
+        if (rules != nullptr && rules->flow) v = rules->flow->check(cc, tokens);
+        break;
+      case stage::degrade:
+        if (rules != nullptr && rules->degrade) v = rules->degrade->check(cc, tokens);
+        break;
+      case stage::end:
+        break;
+    }
+    if (blocked(v)) {
+      unwind(snap, rules, st, cc, tokens);
+      return v;
+    }
+    wait_ns += v.wait_ns;
+  }
+  return wait_ns > 0 ? slot_verdict::wait(wait_ns) : slot_verdict::pass();
+}
+
+void engine_impl::unwind(const rule_snapshot&, const resource_rules* rules, stage reached,
+                         const check_context& cc, entry_tokens& tokens) noexcept {
+  if (rules == nullptr) {
+    return;
+  }
+  // Give back what the stages before the blocking one took (Sentinel's whenTerminate for
+  // half-open probes, plus our admission refunds).
+  const auto at = static_cast<std::size_t>(reached);
+  if (at > static_cast<std::size_t>(stage::degrade) && rules->degrade) {
+    rules->degrade->on_blocked_later(cc, tokens);
+  }
+  if (at > static_cast<std::size_t>(stage::flow) && rules->flow) {
+    rules->flow->on_blocked_later(cc, tokens);
+  }
+  if (at > static_cast<std::size_t>(stage::param_flow) && rules->param) {
+    rules->param->on_blocked_later(cc, tokens);
+  }
+}
+
+entry engine_impl::enter(context& ctx, node::cluster_node* cluster,
+                         const entry_options& options) noexcept {
+  if (ctx.entrance_ == nullptr || cluster == nullptr) {
+    return entry(this, options.acquire, options.type);  // null context or past the resource cap
+  }
+  node::child_list& parent =
+      ctx.current_ != nullptr ? ctx.current_->children() : ctx.entrance_->children();
+  node::default_node* node = registry_.default_node_for(*ctx.entrance_, *cluster, parent);
+  if (node == nullptr) {
+    return entry(this, options.acquire, options.type);  // past the context cap
+  }
+  node::origin_node* origin =
+      registry_.origin(*cluster, ctx.origin_, ctx.origin_hash_, stat::this_thread_shard().index);
+
+  // Plain variables, not a structured binding: the check lambda below captures them, which
+  // Clang 14 (the fuzz build) rejects for bindings.
+  const instant at_enter = now(options.precise_duration);
+  const std::int64_t now_ms = at_enter.ms;
+  const std::int64_t now_ns = at_enter.ns;
+  auto pinned = snapshot_.read();
+  const rule_snapshot& snap = *pinned;
+  const resource_rules* rules = snap.rules_for(*cluster);
+  const bool inbound = options.type == entry_type::inbound;
+
+  entry_tokens tokens;
+  const bool checked = rules != nullptr || !snap.user_slots.empty() || (snap.system && inbound);
+  const slot_verdict v = !checked ? slot_verdict::pass() : [&]() noexcept {
+    const check_context cc{now_ms,
+                           now_ms * 1'000'000,
+                           *clock_,
+                           cluster->name(),
+                           ctx.entrance_->name(),
+                           ctx.origin_,
+                           options.type,
+                           options.acquire,
+                           options.prioritized,
+                           options.args,
+                           options.params,
+                           *cluster,
+                           *node,
+                           origin,
+                           registry_,
+                           options_.occupy_timeout_ms};
+    return run_checks(snap, rules, cc, tokens);
+  }();
+
+  // One write point serves every node: they share the engine's window shape.
+  const stat::write_point at = point_at(*cluster, now_ms);
+  const std::uint32_t n = options.acquire;
+  if (blocked(v)) [[unlikely]] {
+    node->add_block(at, n);
+    if (origin != nullptr) origin->add_block(at, n);
+    if (inbound) registry_.inbound().add_block(at, n);
+    cluster->totals().blocked[static_cast<std::size_t>(v.block.reason)].add(at);
+    return entry(this, n, options.type, cluster, v.block);
+  }
+
+  // StatisticSlot: count the pass after every check succeeded.
+  if (!tokens.pass_booked) [[likely]] {
+    node->record_pass(at, n);
+    if (origin != nullptr) origin->record_pass(at, n);
+    if (inbound) registry_.inbound().record_pass(at, n);
+  } else {
+    node->increase_concurrency(at);
+    if (origin != nullptr) origin->increase_concurrency(at);
+    if (inbound) registry_.inbound().increase_concurrency(at);
+  }
+  cluster->totals().count_pass(at);
+
+  const auto pin = pinned.keep();  // released by exit()
+  const entry::pass_state state{
+      &ctx,   cluster, node,      origin,     ctx.current_, rules,      &snap,
+      now_ms, now_ns,  v.wait_ns, ctx.depth_, pin.stripe,   pin.parity, options.precise_duration};
+  if (ctx.depth_ < context::max_depth) {
+    ctx.current_ = node;
+  }
+  ++ctx.depth_;
+  return entry(this, n, options.type, state, tokens);
+}
+
+void engine_impl::exit(entry& e) noexcept {
+  if (e.snapshot_ == nullptr) {
+    return;  // passed unchecked
+  }
+  const instant at_exit = now(e.precise_);
+  const std::int64_t now_ms = at_exit.ms;
+  const std::int64_t now_ns = at_exit.ns;
+  const std::int64_t create_ms = e.create_ms_;
+  const std::int64_t rt_ms = now_ms - create_ms;
+  const bool inbound = e.type_ == entry_type::inbound;
+  const std::uint32_t n = e.acquire_;
+
+  const stat::write_point at = point_at(*e.cluster_, now_ms);
+  e.node_->record_completion(at, rt_ms, n, e.error_);
+  if (e.origin_node_ != nullptr) e.origin_node_->record_completion(at, rt_ms, n, e.error_);
+  if (inbound) registry_.inbound().record_completion(at, rt_ms, n, e.error_);
+  auto& totals = e.cluster_->totals();
+  totals.observe_duration(now_ns - e.create_ns_, at);
+  if (e.error_) totals.errors.add(at);
+
+  const resource_rules* rules = e.rules_;
+  const auto& user_slots = e.snapshot_->user_slots;
+  entry_tokens& tokens = e.out_.tokens;
+  // Flow and param exits only release what the entry holds; breakers record every exit.
+  const bool held = rules != nullptr && (tokens.param_held_count != 0 || tokens.flow_held != 0);
+  if (held || !user_slots.empty()) [[unlikely]] {
+    const exit_context xc{now_ms, now_ms * 1'000'000, create_ms, rt_ms,         e.error_,
+                          n,      *e.cluster_,        *e.node_,  e.origin_node_};
+    if (rules != nullptr && rules->param && tokens.param_held_count != 0) {
+      rules->param->on_exit(xc, tokens);
+    }
+    if (rules != nullptr && rules->flow && tokens.flow_held != 0) {
+      rules->flow->on_exit(xc, tokens);
+    }
+    if (rules != nullptr && rules->degrade) {
+      rules->degrade->on_exit(xc, tokens);
+    }
+    for (const auto& s : user_slots) {
+      s->on_exit(xc);
+    }
+  } else if (rules != nullptr && rules->degrade) {
+    for (detail::circuit_breaker_impl* b : rules->degrade->list()) {
+      b->on_request_complete(now_ms, rt_ms, e.error_);  // resource_breakers::on_exit, inline
+    }
+  }
+
+  // Pop this entry (and any left open above it, as Sentinel does on a pairing violation).
+  if (e.ctx_ != nullptr && e.depth_ >= 0 && e.depth_ < e.ctx_->depth_) {
+    e.ctx_->depth_ = e.depth_;
+    e.ctx_->current_ = e.parent_;
+  }
+  snapshot_.release(e.pin_stripe_, e.pin_parity_);
+  e.snapshot_ = nullptr;
+}
+
+}  // namespace detail
+
+engine::engine(engine_options options)
+    : impl_(std::make_unique<detail::engine_impl>(std::move(options))) {}
+engine::~engine() = default;
+
+entry engine::enter(context& ctx, std::string_view resource,
+                    const entry_options& options) noexcept {
+  // A null context never creates resources.
+  return impl_->enter(ctx, ctx.is_null() ? nullptr : impl_->registry().resource(resource), options);
+}
+
+entry engine::enter(context& ctx, resource_handle resource, const entry_options& options) noexcept {
+  return impl_->enter(ctx, resource.node_, options);
+}
+
+resource_handle engine::resource(std::string_view name) noexcept {
+  return resource_handle(impl_->registry().resource(name));
+}
+
+entrance_handle engine::entrance(std::string_view name) noexcept {
+  return entrance_handle(impl_->registry().entrance(name));
+}
+
+load_result engine::load_rules(const rule_set& rules) { return impl_->load_rules(rules); }
+
+rule_set engine::rules() const {
+  impl_->snapshot().reclaim();
+  return impl_->snapshot().read()->rules;
+}
+
+std::uint64_t engine::rules_version() const noexcept {
+  return impl_->snapshot().read()->version;
+}
+
+void engine::add_slot(std::shared_ptr<slot> s) { impl_->add_slot(std::move(s)); }
+void engine::add_breaker_observer(breaker_observer observer) {
+  impl_->observers().add(std::move(observer));
+}
+
+void engine::for_each_breaker(
+    const std::function<void(std::string_view, const circuit_breaker&, std::int32_t)>& f) const {
+  impl_->snapshot().reclaim();
+  const auto pinned = impl_->snapshot().read();
+  for (const auto& r : pinned->resources) {
+    if (r->degrade) {
+      r->degrade->for_each(
+          [&](const circuit_breaker& b, std::int32_t index) { f(r->resource, b, index); });
+    }
+  }
+}
+
+const clock& engine::time() const noexcept { return impl_->time(); }
+std::string_view resource_handle::name() const noexcept {
+  return node_ != nullptr ? std::string_view(node_->name()) : std::string_view{};
+}
+
+std::int64_t engine::in_flight() const noexcept {
+  std::int64_t n = 0;
+  impl_->registry().for_each_resource([&](const node::cluster_node& c) { n += c.concurrency(); });
+  return n;
+}
+
+node::node_registry& engine::nodes() noexcept { return impl_->registry(); }
+const node::node_registry& engine::nodes() const noexcept { return impl_->registry(); }
+std::uint64_t engine::internal_errors() const noexcept { return impl_->internal_errors(); }
+std::shared_ptr<const system_status_source> engine::system_status() const {
+  return impl_->system_status();
+}
+
+}  // namespace floodgate

@@ -1,0 +1,111 @@
+// The engine's private state and its entry / exit paths.
+#pragma once
+
+#include "engine/rcu_cell.hpp"
+#include "engine/rule_snapshot.hpp"
+#include "node/node_registry.hpp"
+
+#include <floodgate/engine/engine.hpp>
+
+#include <atomic>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace floodgate::detail {
+
+/** The word a steady_clock's now_ms() reads (its millisecond ticker, started by this call), or
+    null for any other clock: the engine reads it directly instead of through the virtual call.
+    The word is negative while the ticker idles (too few reads to keep it running); then read
+    steady_ms_while_idle(), which also tells the ticker it is wanted. */
+const std::atomic<std::int64_t>* steady_millisecond_word(const clock& c) noexcept;
+std::int64_t steady_ms_while_idle() noexcept;
+
+class engine_impl {
+ public:
+  explicit engine_impl(engine_options options);
+
+  entry enter(context& ctx, node::cluster_node* cluster, const entry_options& options) noexcept;
+  void exit(entry& e) noexcept;
+
+  load_result load_rules(const rule_set& rules);
+  void add_slot(std::shared_ptr<slot> s);
+  void republish_locked(const rule_set& rules);
+
+  const engine_options& options() const noexcept { return options_; }
+  const clock& time() const noexcept { return *clock_; }
+  node::node_registry& registry() noexcept { return registry_; }
+  rcu_cell<rule_snapshot>& snapshot() noexcept { return snapshot_; }
+  breaker_observers& observers() noexcept { return observers_; }
+  std::shared_ptr<const system_status_source> system_status() const;
+  std::uint64_t internal_errors() const noexcept {
+    return internal_errors_.load(std::memory_order_relaxed);
+  }
+
+ private:
+  [[gnu::always_inline]] inline slot_verdict run_checks(const rule_snapshot& snap,
+                                                        const resource_rules* rules,
+                                                        const check_context& cc,
+                                                        entry_tokens& tokens) noexcept;
+  slot_verdict run_checks_with_user_slots(const rule_snapshot& snap, const resource_rules* rules,
+                                          const check_context& cc, entry_tokens& tokens) noexcept;
+  static void unwind(const rule_snapshot& snap, const resource_rules* rules, stage reached,
+                     const check_context& cc, entry_tokens& tokens) noexcept;
+
+  /** The write point of the calling thread at `now_ms` for every node of this engine. A thread
+      that owns its writer shard keeps the last one it computed (one per millisecond at most),
+      in a line only it touches. */
+  stat::write_point point_at(const node::cluster_node& any, std::int64_t now_ms) noexcept {
+    const stat::writer_shard ws = stat::this_thread_shard();
+    if (ws.exclusive) [[likely]] {
+      stat::write_point& memo = points_[ws.index].point;
+      if (memo.ms != now_ms) {
+        memo = any.at(now_ms, ws);
+      }
+      return memo;
+    }
+    return any.at(now_ms, ws);
+  }
+
+  /// clock_->now_ms(), one load for the production clock while its ticker runs.
+  std::int64_t now_ms() const noexcept {
+    if (ticker_ == nullptr) {
+      return clock_->now_ms();
+    }
+    const std::int64_t ms = ticker_->load(std::memory_order_relaxed);
+    return ms >= 0 ? ms : steady_ms_while_idle();
+  }
+  /// The time of an entry or exit in ms, and in ns for its duration: with a precise duration,
+  /// one nanosecond read serves both (and leaves the ticker alone); otherwise the millisecond
+  /// word, scaled. Checks always see the millisecond time.
+  struct instant {
+    std::int64_t ms;
+    std::int64_t ns;
+  };
+  instant now(bool precise) const noexcept {
+    if (precise) {
+      const std::int64_t ns = clock_->now_ns();
+      return {ns / 1'000'000, ns};
+    }
+    const std::int64_t ms = now_ms();
+    return {ms, ms * 1'000'000};
+  }
+
+  engine_options options_;
+  const clock* clock_;
+  const std::atomic<std::int64_t>* ticker_;
+  node::node_registry registry_;
+  breaker_observers observers_;
+  rcu_cell<rule_snapshot> snapshot_;
+  mutable std::mutex control_;  // serialises loads and slot registration, never taken by requests
+  std::vector<std::shared_ptr<slot>> user_slots_;
+  std::shared_ptr<const system_status_source> system_status_;
+  std::atomic<std::uint64_t> internal_errors_{0};
+  struct alignas(64) point_memo {
+    stat::write_point point{std::numeric_limits<std::int64_t>::min(), 0, 0, 0, 0, 0, false};
+  };
+  std::unique_ptr<point_memo[]> points_;  // one per writer shard, written by its owner only
+};
+
+}  // namespace floodgate::detail

@@ -1,0 +1,74 @@
+// The reject controller (Sentinel's DefaultController): over the threshold, block at once.
+#pragma once
+
+#include <floodgate/chain/slot.hpp>
+#include "flow/admission_window.hpp"
+#include "flow/flow_request.hpp"
+#include <floodgate/rules/flow_rule.hpp>
+
+#include <atomic>
+#include <cstdint>
+
+namespace floodgate::flow {
+
+/** Reject behaviour for both grades, with no overshoot where the rule can count for itself.
+
+    - QPS on an exclusive node (see @ref selected_node): passes are booked in the rule's own
+      @ref admission_window, so the windowed pass count never exceeds `count`. A prioritized
+      request over the limit books into a coming window instead and is told to wait until it
+      starts; the node also gets Sentinel's waiting / occupied-pass bookings.
+    - Concurrency on an exclusive node: an in-flight counter owned by the rule, raised only while
+      below `count`, so never more than `count` entries hold it.
+    - Otherwise (an `other` rule's per-origin node, a RELATE node, a CHAIN node shared with other
+      origins, more than 32 rules on a resource): Sentinel's check-then-act on the node's own
+      statistics — `(int) passQps + acquire > count` or `concurrency + acquire > count` blocks.
+
+    A blocked QPS verdict carries the time until enough of the window slides out; a blocked
+    concurrency verdict carries no retry time (a slot frees when some entry exits).
+
+    @par Thread Safety
+    Lock-free; any number of threads.
+*/
+class default_controller {
+ public:
+  default_controller(flow_grade grade, double count) noexcept : grade_(grade), count_(count) {}
+
+  /** Decides one entry; `booking` receives what was taken. `can_hold` is false when the slot
+      could not release an in-flight slot at exit (a rule beyond the 32 tracked per resource). */
+  slot_verdict check(const flow_request& req, const selected_node& node, bool can_hold,
+                     flow_booking& booking) noexcept;
+
+  /// Gives back a QPS admission booked in `window`.
+  /// The pass path of a QPS rule on an exclusive node, inline (admission_window::spend_lease).
+  bool spend_lease(std::int64_t window, std::uint32_t acquire, stat::writer_shard ws) noexcept {
+    return admissions_.spend_lease(window, acquire, ws);
+  }
+
+  void refund(std::int64_t window, std::uint32_t acquire) noexcept {
+    admissions_.refund(window, acquire);
+  }
+  /// Gives back an in-flight slot.
+  void release() noexcept { in_flight_.fetch_sub(1, std::memory_order_acq_rel); }
+
+  /// The rule's grade and threshold.
+  flow_grade grade() const noexcept { return grade_; }
+  double count() const noexcept { return count_; }
+  /// Entries holding one of this rule's in-flight slots.
+  std::int64_t in_flight() const noexcept { return in_flight_.load(std::memory_order_acquire); }
+  /// The QPS bookings (exclusive nodes only).
+  const admission_window& admissions() const noexcept { return admissions_; }
+
+ private:
+  slot_verdict over_limit(const flow_request& req, const selected_node& node, flow_booking& booking,
+                          const window_shape& shape, std::int64_t retry_after_ms) noexcept;
+  slot_verdict check_qps_on_node(const flow_request& req, const selected_node& node,
+                                 flow_booking& booking) noexcept;
+  slot_verdict check_concurrency(const flow_request& req, flow_booking& booking) noexcept;
+
+  flow_grade grade_;
+  double count_;
+  admission_window admissions_;
+  alignas(64) std::atomic<std::int64_t> in_flight_{0};
+};
+
+}  // namespace floodgate::flow

@@ -1,0 +1,211 @@
+// ClusterNode: the statistics of one resource across all contexts, its origin nodes and the
+// cumulative counters the metrics read.
+#pragma once
+
+#include <floodgate/chain/block.hpp>
+#include "stat/statistic_node.hpp"
+#include "stat/writer_shard.hpp"
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+
+namespace floodgate::node {
+
+class default_node;
+class node_registry;
+class origin_node;
+
+/// Upper bounds (seconds) of the request-duration histogram buckets; +Inf is implicit.
+inline constexpr std::array<double, 11> duration_buckets = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+                                                            0.5,   1.0,  2.5,   5.0,  10.0};
+
+/// duration_buckets in nanoseconds (the histogram compares integers on the request path).
+inline constexpr std::array<std::int64_t, duration_buckets.size()> duration_bucket_ns = [] {
+  std::array<std::int64_t, duration_buckets.size()> ns{};
+  for (std::size_t i = 0; i < ns.size(); ++i) {
+    ns[i] = static_cast<std::int64_t>(duration_buckets[i] * 1e9 + 0.5);
+  }
+  return ns;
+}();
+
+/** A monotonic counter kept once per writer shard (see stat/writer_shard.hpp): a thread adds
+    to its own shard with a plain store; load() sums the shards. A view into the shard-major
+    block of @ref resource_totals, so one thread's counters share its own cache lines. */
+class sharded_counter {
+ public:
+  sharded_counter(std::atomic<std::uint64_t>* first, std::size_t stride) noexcept
+      : first_(first), stride_(stride) {}
+
+  void fetch_add(std::uint64_t n, std::memory_order = std::memory_order_relaxed) noexcept {
+    const stat::writer_shard shard = stat::this_thread_shard();
+    auto& c = first_[shard.index * stride_];
+    if (shard.exclusive) {
+      c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+    } else {
+      c.fetch_add(n, std::memory_order_relaxed);
+    }
+  }
+  /// fetch_add into the shard of a write point already computed for this thread.
+  void add(const stat::write_point& p, std::uint64_t n = 1) noexcept {
+    auto& c = first_[p.shard * stride_];
+    if (p.exclusive) [[likely]] {
+      c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+    } else {
+      c.fetch_add(n, std::memory_order_relaxed);
+    }
+  }
+  std::uint64_t load(std::memory_order = std::memory_order_relaxed) const noexcept {
+    std::uint64_t sum = 0;
+    stat::for_each_used_shard(
+        [&](std::uint32_t i) { sum += first_[i * stride_].load(std::memory_order_relaxed); });
+    return sum;
+  }
+
+ private:
+  std::atomic<std::uint64_t>* first_;
+  std::size_t stride_;
+};
+
+/** Exact, monotonic counters since start, for Prometheus. Written on the request path into the
+    writer's shard; read (summed) at scrape time. */
+class resource_totals {
+  static constexpr std::size_t histogram_size = duration_buckets.size() + 1;
+  // Words per shard, rounded up to whole cache lines. What every passed entry writes comes
+  // first, so it shares one line: passed, duration_sum_ns, the origin cache, then duration[]
+  // (its first buckets hold most requests), errors, dry_run_blocks and blocked[].
+  static constexpr std::size_t passed_index = 0;
+  static constexpr std::size_t sum_index = 1;
+  static constexpr std::size_t cache_index = 2;
+  static constexpr std::size_t duration_index = 3;
+  static constexpr std::size_t errors_index = duration_index + histogram_size;
+  static constexpr std::size_t dry_run_index = errors_index + 1;
+  static constexpr std::size_t blocked_index = dry_run_index + 1;
+  static constexpr std::size_t words = (blocked_index + block_reason_count + 7) / 8 * 8;
+
+ public:
+  resource_totals();
+  resource_totals(const resource_totals&) = delete;
+  resource_totals& operator=(const resource_totals&) = delete;
+
+ private:
+  struct alignas(64) shard_words {
+    std::atomic<std::uint64_t> w[words];
+  };
+  std::unique_ptr<shard_words[]> block_;
+  std::atomic<std::uint64_t>* at(std::size_t word) noexcept { return &block_[0].w[word]; }
+  void bump(const stat::write_point& p, std::size_t word, std::uint64_t n) noexcept {
+    auto& c = block_[p.shard].w[word];
+    if (p.exclusive) [[likely]] {
+      c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+    } else {
+      c.fetch_add(n, std::memory_order_relaxed);
+    }
+  }
+  template <std::size_t... I>
+  std::array<sharded_counter, sizeof...(I)> counters(std::size_t first,
+                                                     std::index_sequence<I...>) noexcept {
+    return {sharded_counter(at(first + I), words)...};
+  }
+
+ public:
+  sharded_counter passed{at(passed_index), words};
+  std::array<sharded_counter, block_reason_count> blocked =
+      counters(blocked_index, std::make_index_sequence<block_reason_count>{});
+  sharded_counter errors{at(errors_index), words};           ///< completed with an error
+  sharded_counter dry_run_blocks{at(dry_run_index), words};  ///< would-be flow blocks
+  /// Completed requests per duration bucket (not cumulative; the last is +Inf).
+  std::array<sharded_counter, histogram_size> duration =
+      counters(duration_index, std::make_index_sequence<histogram_size>{});
+  sharded_counter duration_sum_ns{at(sum_index), words};
+
+  /// A word of `shard`'s own block that the engine keeps the shard's last origin node in (a
+  /// one-entry cache in front of the origin table; on the shard's own cache line).
+  std::atomic<std::uint64_t>& cache_word(std::uint32_t shard) noexcept {
+    return block_[shard].w[cache_index];
+  }
+  /// One passed request, in `p`'s shard (passed.add(p) with the word addressed directly).
+  void count_pass(const stat::write_point& p) noexcept { bump(p, passed_index, 1); }
+  /// One completed request of `ns` nanoseconds into the histogram, in `p`'s shard.
+  void observe_duration(std::int64_t ns, const stat::write_point& p) noexcept {
+    std::size_t i = 0;
+    while (i < duration_bucket_ns.size() && ns > duration_bucket_ns[i]) {
+      ++i;
+    }
+    bump(p, duration_index + i, 1);
+    bump(p, sum_index, static_cast<std::uint64_t>(ns > 0 ? ns : 0));
+  }
+  std::uint64_t completed() const noexcept;
+};
+
+/** One resource's node: every context's traffic together (Sentinel's ClusterNode).
+
+    @par Thread Safety
+    Lock-free; created once, never destroyed before the engine.
+*/
+class cluster_node : public stat::statistic_node {
+ public:
+  cluster_node(std::string name, std::uint64_t hash, const stat::window_config& cfg)
+      : statistic_node(cfg), name_(std::move(name)), hash_(hash) {}
+
+  const std::string& name() const noexcept { return name_; }
+  std::uint64_t hash() const noexcept { return hash_; }
+
+  resource_totals& totals() noexcept { return totals_; }
+  const resource_totals& totals() const noexcept { return totals_; }
+
+  /// Origin nodes, newest first (a lock-free list that only grows).
+  /// The engine's note of where this resource's rules are in the rule snapshot in force.
+  std::uint64_t rules_hint() const noexcept { return rules_hint_.load(std::memory_order_relaxed); }
+  void set_rules_hint(std::uint64_t hint) noexcept {
+    rules_hint_.store(hint, std::memory_order_relaxed);
+  }
+
+  const origin_node* first_origin() const noexcept {
+    return origins_.load(std::memory_order_acquire);
+  }
+  void push_origin(origin_node* n) noexcept;
+
+ private:
+  friend class node_registry;
+  std::string name_;
+  std::uint64_t hash_;
+  /// The default node the registry found last for this resource: most resources are entered
+  /// from one context, so this one-entry cache saves the (context, resource) table lookup.
+  std::atomic<default_node*> last_default_{nullptr};
+  std::atomic<std::uint64_t> rules_hint_{0};  // version 0 (the empty rule set): no rules
+  std::atomic<origin_node*> origins_{nullptr};
+  resource_totals totals_;
+};
+
+/// The statistics of one (resource, origin) pair.
+class origin_node : public stat::statistic_node {
+ public:
+  origin_node(cluster_node& owner, std::string origin, std::uint64_t hash,
+              std::uint64_t origin_hash, const stat::window_config& cfg)
+      : statistic_node(cfg),
+        owner_(&owner),
+        origin_(std::move(origin)),
+        hash_(hash),
+        origin_hash_(origin_hash) {}
+
+  const cluster_node& owner() const noexcept { return *owner_; }
+  const std::string& origin() const noexcept { return origin_; }
+  std::uint64_t hash() const noexcept { return hash_; }
+  /// hash_name(origin()).
+  std::uint64_t origin_hash() const noexcept { return origin_hash_; }
+  const origin_node* next() const noexcept { return next_; }
+
+ private:
+  friend class cluster_node;
+  cluster_node* owner_;
+  std::string origin_;
+  std::uint64_t hash_;
+  std::uint64_t origin_hash_;
+  origin_node* next_ = nullptr;
+};
+
+}  // namespace floodgate::node

@@ -1,0 +1,69 @@
+// Flow rule validation: Sentinel's FlowRuleUtil.isValidRule, reported instead of dropped.
+#include <floodgate/rules/flow_rule.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+
+namespace floodgate {
+
+namespace {
+
+bool is_blank(const std::string& s) {
+  return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isspace(c) != 0; });
+}
+
+}  // namespace
+
+void validate(const flow_rule& rule, std::string_view path, std::vector<rule_error>& errors) {
+  const auto add = [&](std::string_view key, std::string_view message) {
+    std::string p(path);
+    p.append(".").append(key);
+    errors.push_back({std::move(p), std::string(message)});
+  };
+  if (is_blank(rule.resource)) {
+    add("resource", "must not be empty");
+  }
+  if (rule.grade != flow_grade::qps && rule.grade != flow_grade::concurrency) {
+    add("grade", "must be qps or concurrency");
+  }
+  if (!(rule.count >= 0)) {
+    add("count", "must be >= 0");
+  }
+  switch (rule.strategy) {
+    case flow_strategy::direct:
+      break;
+    case flow_strategy::relate:
+    case flow_strategy::chain:
+      if (is_blank(rule.ref_resource)) {
+        add("refResource", "must not be empty when strategy is relate or chain");
+      }
+      break;
+    default:
+      add("strategy", "must be direct, relate or chain");
+  }
+  switch (rule.behavior) {
+    case control_behavior::reject:
+      break;
+    case control_behavior::warm_up:
+    case control_behavior::throttling:
+    case control_behavior::warm_up_throttling: {
+      const bool warms = rule.behavior != control_behavior::throttling;
+      const bool queues = rule.behavior != control_behavior::warm_up;
+      if (warms && rule.warm_up_period_sec <= 0) {
+        add("warmUpPeriodSec", "must be > 0");
+      }
+      if (queues && rule.max_queueing_time_ms <= 0) {
+        add("maxQueueingTimeMs", "must be > 0");
+      }
+      if (rule.grade == flow_grade::concurrency) {
+        add("controlBehavior", "must be reject when grade is concurrency");
+      }
+      break;
+    }
+    default:
+      add("controlBehavior", "must be reject, warm_up, throttling or warm_up_throttling");
+  }
+}
+
+}  // namespace floodgate

@@ -1,0 +1,30 @@
+// System rule validation: every threshold is -1 (off) or a finite number >= 0.
+#include <floodgate/rules/system_rule.hpp>
+
+#include <cmath>
+#include <string>
+
+namespace floodgate {
+
+namespace {
+
+/// A threshold is -1 (off) or >= 0; NaN and other negatives are errors.
+bool valid_threshold(double v) noexcept { return v == -1 || (v >= 0 && std::isfinite(v)); }
+
+}  // namespace
+
+void validate(const system_rule& rule, std::string_view path, std::vector<rule_error>& errors) {
+  const std::string p(path);
+  const auto check = [&](double v, const char* key) {
+    if (!valid_threshold(v)) errors.push_back({p + "." + key, "must be >= 0, or -1 (off)"});
+  };
+  check(rule.highest_system_load, "highestSystemLoad");
+  if (!valid_threshold(rule.highest_cpu_usage) || rule.highest_cpu_usage > 1) {
+    errors.push_back({p + ".highestCpuUsage", "must be between 0 and 1, or -1 (off)"});
+  }
+  check(rule.avg_rt, "avgRt");
+  check(rule.max_thread, "maxThread");
+  check(rule.qps, "qps");
+}
+
+}  // namespace floodgate
