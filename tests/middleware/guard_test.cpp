@@ -10,6 +10,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/http/empty_body.hpp>
@@ -18,6 +19,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <optional>
@@ -366,31 +368,105 @@ TEST_F(GuardTest, ThrottledRequestWaitsOnATimerWhileTheThreadServesOthers) {
                  .count = 10,  // one every 100 ms
                  .behavior = control_behavior::throttling,
                  .max_queueing_time_ms = 2'000};
-  auto& eng = make_engine({.flow = {rule}}, /*manual_time=*/false);
+  auto& eng = make_engine({.flow = {rule}});
+  manual_timer_queue timers{clock_};
+  options_.timers = &timers;
   auto g = guard(eng, options_, counting_handler{});
   asio::io_context io;  // one thread for everything below
-  using clock = std::chrono::steady_clock;
-  std::vector<clock::time_point> done;
-  clock::time_point other_done{};
-  const auto start = clock::now();
+  std::vector<std::int64_t> done_ms;  // manual time at which each throttled request answered
   for (int i = 0; i < 3; ++i) {
     asio::co_spawn(
         io,
         [&]() -> asio::awaitable<void> {
           auto msg = co_await g(get("/hello"), {});
           EXPECT_EQ(parse(msg).status, 200u);
-          done.push_back(clock::now());
+          done_ms.push_back(clock_.now_ms());
         },
         asio::detached);
   }
-  asio::steady_timer other{io, 20ms};
-  other.async_wait([&](boost::system::error_code) { other_done = clock::now(); });
+  bool other_done = false;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        auto msg = co_await g(get("/work"), {});
+        EXPECT_EQ(parse(msg).status, 200u);
+        other_done = true;
+      },
+      asio::detached);
+  io.poll();
+  EXPECT_TRUE(other_done);  // served while two requests are held back
+  ASSERT_EQ(done_ms.size(), 1u);
+  EXPECT_EQ(concurrency("GET:/hello"), 2);  // the held-back requests
+  for (int step = 0; step < 2; ++step) {
+    clock_.advance_ms(99);
+    timers.run_due();
+    io.poll();
+    EXPECT_EQ(done_ms.size(), static_cast<std::size_t>(step + 1)) << "a wait ended early";
+    clock_.advance_ms(1);
+    timers.run_due();
+    io.poll();
+    EXPECT_EQ(done_ms.size(), static_cast<std::size_t>(step + 2));
+  }
   io.run();
-  ASSERT_EQ(done.size(), 3u);
-  EXPECT_GE(done[1] - done[0], 60ms);
-  EXPECT_GE(done[2] - done[1], 60ms);
-  EXPECT_GE(done[2] - start, 150ms);
-  EXPECT_LT(other_done - start, done[2] - start);  // served while requests were held back
+  ASSERT_EQ(done_ms.size(), 3u);
+  EXPECT_EQ(done_ms[1] - done_ms[0], 100);  // spaced 1000 / count ms apart
+  EXPECT_EQ(done_ms[2] - done_ms[1], 100);
+  EXPECT_EQ(concurrency("GET:/hello"), 0);
+}
+
+TEST_F(GuardTest, ThrottledRequestWaitsOnARealTimerByDefault) {
+  flow_rule rule{.resource = "GET:/hello",
+                 .count = 20,
+                 .behavior = control_behavior::throttling,
+                 .max_queueing_time_ms = 2'000};
+  auto& eng = make_engine({.flow = {rule}}, /*manual_time=*/false);
+  auto g = guard(eng, options_, counting_handler{});
+  asio::io_context io;
+  int answered = 0;
+  for (int i = 0; i < 3; ++i) {
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+          auto msg = co_await g(get("/hello"), {});
+          EXPECT_EQ(parse(msg).status, 200u);
+          ++answered;
+        },
+        asio::detached);
+  }
+  io.poll();
+  EXPECT_EQ(answered, 1);  // two are held back on the Asio timer
+  io.run();
+  EXPECT_EQ(answered, 3);
+  EXPECT_EQ(concurrency("GET:/hello"), 0);
+}
+
+TEST_F(GuardTest, ConcurrencyLimitHoldsWhileHandlersAreInFlight) {
+  auto& eng = make_engine(
+      {.flow = {{.resource = "GET:/work", .grade = flow_grade::concurrency, .count = 2}}});
+  asio::io_context io;
+  asio::steady_timer release{io, std::chrono::steady_clock::time_point::max()};
+  auto g = guard(eng, options_, [&](request&& req, request_scope&) -> asio::awaitable<response> {
+    boost::system::error_code ec;
+    co_await release.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    co_return ok_response(req);
+  });
+  std::vector<unsigned> statuses;
+  for (int i = 0; i < 6; ++i) {
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+          auto msg = co_await g(get("/work"), {});
+          statuses.push_back(parse(msg).status);
+        },
+        asio::detached);
+  }
+  io.poll();
+  EXPECT_EQ(statuses, std::vector<unsigned>(4, 429u));  // two handlers hold the only slots
+  EXPECT_EQ(concurrency("GET:/work"), 2);
+  release.cancel();  // the handlers finish
+  io.run();
+  EXPECT_EQ(std::count(statuses.begin(), statuses.end(), 200u), 2);
+  EXPECT_EQ(concurrency("GET:/work"), 0);
 }
 
 TEST_F(GuardTest, CancelledRequestExitsItsEntriesOnceWithoutAnError) {

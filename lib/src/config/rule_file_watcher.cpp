@@ -11,10 +11,49 @@
 #include <functional>
 #include <mutex>
 #include <optional>
+#include <utility>
 
 namespace floodgate::config {
 
 namespace asio = boost::asio;
+
+namespace {
+
+/** One of the watcher's timers: an Asio steady timer on the watcher's strand, or a callback in
+    an injected timer_queue. Starting it again, or cancelling it, drops the pending callback. */
+class watcher_timer {
+ public:
+  watcher_timer(const asio::strand<asio::any_io_executor>& strand, timer_queue* queue)
+      : asio_(strand), queue_(queue) {}
+
+  /// Calls `fire` after `delay` unless restarted or cancelled first.
+  void start(std::chrono::nanoseconds delay, std::function<void()> fire) {
+    cancel();
+    if (queue_ != nullptr) {
+      handle_ = queue_->schedule(delay, std::move(fire));
+      return;
+    }
+    asio_.expires_after(delay);
+    asio_.async_wait([fire = std::move(fire)](boost::system::error_code ec) {
+      if (!ec) fire();  // not restarted or stopped
+    });
+  }
+
+  void cancel() {
+    if (queue_ == nullptr) {
+      asio_.cancel();
+    } else if (handle_ != 0) {
+      queue_->cancel(std::exchange(handle_, 0));
+    }
+  }
+
+ private:
+  asio::steady_timer asio_;
+  timer_queue* queue_;
+  timer_queue::handle handle_ = 0;
+};
+
+}  // namespace
 
 struct rule_file_watcher::impl : std::enable_shared_from_this<impl> {
   impl(const asio::any_io_executor& executor, engine& eng, std::string file, watcher_options opts)
@@ -23,8 +62,8 @@ struct rule_file_watcher::impl : std::enable_shared_from_this<impl> {
         path(std::move(file)),
         options(opts),
         watch(strand),
-        debounce(strand),
-        poll(strand) {
+        debounce(strand, opts.timers),
+        poll(strand, opts.timers) {
     status.file = path;
   }
 
@@ -87,14 +126,14 @@ struct rule_file_watcher::impl : std::enable_shared_from_this<impl> {
   void on_event() {
     std::lock_guard lock(work);
     if (stopped) return;
-    const auto now = std::chrono::steady_clock::now();
+    const std::chrono::nanoseconds now = this->now();
     if (!pending) {
       pending = true;
       pending_since = now;
     }
-    debounce.expires_at(std::min(now + options.debounce, pending_since + 4 * options.debounce));
-    debounce.async_wait([self = shared_from_this()](boost::system::error_code ec) {
-      if (ec) return;  // restarted or stopped
+    const auto due = std::min<std::chrono::nanoseconds>(now + options.debounce,
+                                                        pending_since + 4 * options.debounce);
+    debounce.start(due - now, [self = shared_from_this()] {
       std::lock_guard relock(self->work);
       if (self->stopped) return;
       self->pending = false;
@@ -103,14 +142,17 @@ struct rule_file_watcher::impl : std::enable_shared_from_this<impl> {
   }
 
   void arm_poll() {
-    poll.expires_after(options.poll_interval);
-    poll.async_wait([self = shared_from_this()](boost::system::error_code ec) {
-      if (ec) return;
+    poll.start(options.poll_interval, [self = shared_from_this()] {
       std::lock_guard lock(self->work);
       if (self->stopped) return;
       self->attempt(false);
       self->arm_poll();
     });
+  }
+
+  std::chrono::nanoseconds now() const {
+    return options.timers != nullptr ? options.timers->now()
+                                     : std::chrono::steady_clock::now().time_since_epoch();
   }
 
   asio::strand<asio::any_io_executor> strand;
@@ -120,12 +162,12 @@ struct rule_file_watcher::impl : std::enable_shared_from_this<impl> {
 
   std::mutex work;  // serialises attempts, start/stop and every use of the Asio objects below
   detail::directory_watch watch;
-  asio::steady_timer debounce;
-  asio::steady_timer poll;
+  watcher_timer debounce;
+  watcher_timer poll;
   bool started = false;
   bool stopped = false;
   bool pending = false;
-  std::chrono::steady_clock::time_point pending_since;
+  std::chrono::nanoseconds pending_since{0};
   std::optional<std::size_t> last_fingerprint;
 
   mutable std::mutex status_mutex;

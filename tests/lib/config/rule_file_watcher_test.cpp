@@ -1,5 +1,6 @@
 // Hot reload with the real file system: every way a file gets replaced is seen, bad states never
 // replace good rules, and the status tells what happened.
+#include <floodgate/chain/timer_queue.hpp>
 #include <floodgate/config/rule_file_watcher.hpp>
 #include <floodgate/engine/engine.hpp>
 
@@ -54,7 +55,29 @@ class RuleFileWatcher : public ::testing::Test {
 
   bool count_is(double c) const { return count_in_force() == c; }
 
+  /// Watcher timing on the manual clock: debounce and poll fire only when the test moves time.
+  watcher_options manual_timing(std::chrono::milliseconds poll_interval = 1h) {
+    return {.debounce = 50ms, .poll_interval = poll_interval, .timers = &timers_};
+  }
+
+  /// Replaces the file by a rename (one event) and reads the file events (real inotify) until
+  /// the watcher has (re)armed its debounce; false if no event came.
+  bool replace_and_see(const std::string& path, int count) {
+    const std::uint64_t before = timers_.scheduled();
+    dir_.write(".rules.yaml.tmp", rules_with_count(count));
+    fs::rename(dir_.file(".rules.yaml.tmp"), path);
+    return run_until([&] { return timers_.scheduled() > before; });
+  }
+
+  /// Moves the manual clock by `d` and runs the timers that came due.
+  void advance(std::chrono::nanoseconds d) {
+    time_.advance_ns(d.count());
+    timers_.run_due();
+  }
+
   testing::temp_dir dir_;
+  manual_clock time_;
+  manual_timer_queue timers_{time_};
   boost::asio::io_context io_;
   engine eng_;
 };
@@ -94,16 +117,41 @@ TEST_F(RuleFileWatcher, StartWithAnInvalidFileIsAnErrorAndLoadsNothing) {
   EXPECT_EQ(eng_.rules(), rule_set{});
 }
 
-TEST_F(RuleFileWatcher, AtomicRenameOverTheFileIsInForceWithinOneSecond) {
+TEST_F(RuleFileWatcher, AtomicRenameOverTheFileIsInForceOnRealTimers) {
   const std::string path = dir_.write("rules.yaml", rules_with_count(1));
-  rule_file_watcher watcher(io_.get_executor(), eng_, path);  // default options
+  rule_file_watcher watcher(io_.get_executor(), eng_, path);  // default options: Asio timers
   ASSERT_TRUE(watcher.start().ok());
   dir_.write(".rules.yaml.tmp", rules_with_count(2));
-  const auto renamed = std::chrono::steady_clock::now();
   fs::rename(dir_.file(".rules.yaml.tmp"), path);
-  ASSERT_TRUE(run_until([&] { return count_is(2); }));
-  EXPECT_LT(std::chrono::steady_clock::now() - renamed, 1s);
+  ASSERT_TRUE(run_until([&] { return count_is(2); }, 10s));
   EXPECT_EQ(watcher.status().successes, 2u);
+}
+
+TEST_F(RuleFileWatcher, AnEditIsInForceOneDebounceAfterItsEvent) {
+  const std::string path = dir_.write("rules.yaml", rules_with_count(1));
+  rule_file_watcher watcher(io_.get_executor(), eng_, path, manual_timing());
+  ASSERT_TRUE(watcher.start().ok());
+  ASSERT_TRUE(replace_and_see(path, 2));
+  advance(49ms);
+  EXPECT_EQ(count_in_force(), 1);
+  advance(1ms);
+  EXPECT_EQ(count_in_force(), 2);
+  EXPECT_EQ(watcher.status().successes, 2u);
+}
+
+TEST_F(RuleFileWatcher, AStreamOfEventsStillReloadsWithinFourDebouncesOfTheFirst) {
+  const std::string path = dir_.write("rules.yaml", rules_with_count(1));
+  rule_file_watcher watcher(io_.get_executor(), eng_, path, manual_timing());
+  ASSERT_TRUE(watcher.start().ok());
+  int count = 1;
+  for (int step = 0; step < 4; ++step) {  // an event every 40 ms keeps restarting the debounce
+    ASSERT_TRUE(replace_and_see(path, ++count));
+    advance(40ms);
+  }
+  EXPECT_EQ(count_in_force(), 1);  // 160 ms: every debounce was restarted
+  ASSERT_TRUE(replace_and_see(path, ++count));
+  advance(40ms);  // 200 ms = 4 x 50 ms after the first event
+  EXPECT_EQ(count_in_force(), count);
 }
 
 TEST_F(RuleFileWatcher, InPlaceTruncateAndWriteIsSeen) {
@@ -207,13 +255,17 @@ TEST_F(RuleFileWatcher, RapidSuccessiveEditsEndWithTheLastInForce) {
 
 TEST_F(RuleFileWatcher, TouchAndUnchangedContentAreNotAttempts) {
   const std::string path = dir_.write("rules.yaml", rules_with_count(1));
-  rule_file_watcher watcher(io_.get_executor(), eng_, path,
-                            {.debounce = 20ms, .poll_interval = 50ms});
+  rule_file_watcher watcher(io_.get_executor(), eng_, path, manual_timing(100ms));
   ASSERT_TRUE(watcher.start().ok());
   const std::uint64_t version = eng_.rules_version();
-  ASSERT_EQ(::utime(path.c_str(), nullptr), 0);   // touch
-  dir_.write("rules.yaml", rules_with_count(1));  // same bytes again
-  io_.run_for(400ms);                             // several debounces and polls
+  const std::uint64_t before = timers_.scheduled();
+  ASSERT_EQ(::utime(path.c_str(), nullptr), 0);  // touch
+  ASSERT_TRUE(run_until([&] { return timers_.scheduled() > before; }));
+  ASSERT_TRUE(replace_and_see(path, 1));  // same bytes again
+  for (int i = 0; i < 8; ++i) {                   // several debounces and polls
+    io_.poll();
+    advance(50ms);
+  }
   EXPECT_EQ(watcher.status().successes, 1u);
   EXPECT_EQ(eng_.rules_version(), version);
 }
@@ -223,11 +275,13 @@ TEST_F(RuleFileWatcher, PollingSeesAChangeNoDirectoryEventReports) {
   const std::string path = dir_.write("rules.yaml", rules_with_count(1));
   fs::create_directory(dir_.path() / "other");
   fs::create_hard_link(path, dir_.path() / "other/link.yaml");
-  rule_file_watcher watcher(io_.get_executor(), eng_, path,
-                            {.debounce = 20ms, .poll_interval = 100ms});
+  rule_file_watcher watcher(io_.get_executor(), eng_, path, manual_timing(100ms));
   ASSERT_TRUE(watcher.start().ok());
   dir_.write("other/link.yaml", rules_with_count(2));
-  ASSERT_TRUE(run_until([&] { return count_is(2); }));
+  advance(99ms);
+  EXPECT_EQ(count_in_force(), 1);
+  advance(1ms);  // the poll
+  EXPECT_EQ(count_in_force(), 2);
 }
 
 TEST_F(RuleFileWatcher, ABadEditKeepsTheRulesAndTheFixLoads) {
@@ -256,25 +310,27 @@ TEST_F(RuleFileWatcher, ReloadNowAttemptsEvenWhenNothingChanged) {
 
 TEST_F(RuleFileWatcher, StoppedWatcherNoLongerReloads) {
   const std::string path = dir_.write("rules.yaml", rules_with_count(1));
-  rule_file_watcher watcher(io_.get_executor(), eng_, path,
-                            {.debounce = 20ms, .poll_interval = 50ms});
+  rule_file_watcher watcher(io_.get_executor(), eng_, path, manual_timing(50ms));
   ASSERT_TRUE(watcher.start().ok());
   watcher.stop();
   watcher.stop();
+  EXPECT_EQ(timers_.pending(), 0u);  // the poll was cancelled
   dir_.write("rules.yaml", rules_with_count(2));
-  io_.run_for(300ms);
+  io_.poll();
+  advance(1s);
   EXPECT_EQ(count_in_force(), 1);
 }
 
 TEST_F(RuleFileWatcher, DestroyingTheWatcherWithPendingWorkIsSafe) {
   const std::string path = dir_.write("rules.yaml", rules_with_count(1));
   {
-    rule_file_watcher watcher(io_.get_executor(), eng_, path, inotify_only);
+    rule_file_watcher watcher(io_.get_executor(), eng_, path, manual_timing());
     ASSERT_TRUE(watcher.start().ok());
-    dir_.write("rules.yaml", rules_with_count(2));
-    io_.run_for(1ms);  // events read, debounce pending
+    ASSERT_TRUE(replace_and_see(path, 2));
   }
-  io_.run_for(200ms);  // the aborted handlers run against nothing
+  EXPECT_EQ(timers_.pending(), 0u);  // destroying stops: debounce and poll are cancelled
+  advance(1s);
+  io_.poll();
   EXPECT_EQ(count_in_force(), 1);
 }
 

@@ -58,7 +58,6 @@ class manual_clock final : public clock {
   std::int64_t now_ns() const noexcept override { return ns_.load(std::memory_order_acquire); }
 
   void set_ms(std::int64_t ms) noexcept { ns_.store(ms * 1'000'000, std::memory_order_release); }
-  void set_ns(std::int64_t ns) noexcept { ns_.store(ns, std::memory_order_release); }
   void advance_ms(std::int64_t ms) noexcept { ns_.fetch_add(ms * 1'000'000, std::memory_order_acq_rel); }
   void advance_ns(std::int64_t ns) noexcept { ns_.fetch_add(ns, std::memory_order_acq_rel); }
 

@@ -1,6 +1,7 @@
 // Hot reload of a rule file: inotify on the directory, debounce, poll safety net.
 #pragma once
 
+#include <floodgate/chain/timer_queue.hpp>
 #include <floodgate/config/rule_file.hpp>
 #include <floodgate/engine/engine.hpp>
 
@@ -29,6 +30,9 @@ struct watcher_options {
   /// reload). A steady stream of events still reloads within 4 × debounce of the first one.
   std::chrono::milliseconds debounce{150};
   std::chrono::milliseconds poll_interval{2000};  ///< content-hash safety net
+  /// The debounce and poll timers; must outlive the watcher. Null: Asio steady timers on the
+  /// watcher's executor. Tests pass a manual_timer_queue.
+  timer_queue* timers = nullptr;
 };
 
 /** Loads a rule file into an engine and keeps it in force as the file changes.

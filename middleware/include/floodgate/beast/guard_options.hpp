@@ -3,6 +3,7 @@
 
 #include <floodgate/beast/client_address.hpp>
 #include <floodgate/beast/route_table.hpp>
+#include <floodgate/chain/timer_queue.hpp>
 
 #include <cstddef>
 #include <string>
@@ -45,6 +46,11 @@ struct guard_options {
   std::string forwarded_header = "X-Forwarded-For";
   /// Which response statuses are errors for statistics and circuit breakers.
   bool (*is_error)(unsigned status) noexcept = &is_server_error;
+  /** Holds throttled requests back; must outlive the guard. Null: an Asio steady timer on the
+      request's executor, which a cancelled request (client gone, shutdown) leaves at once. Tests
+      pass a manual_timer_queue on the engine's manual clock; a request waiting there leaves
+      when its callback runs. */
+  timer_queue* timers = nullptr;
 };
 
 }  // namespace floodgate::beast

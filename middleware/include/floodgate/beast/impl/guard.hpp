@@ -3,12 +3,15 @@
 
 #include <floodgate/beast/detail/request_params.hpp>
 
+#include <boost/asio/async_result.hpp>
 #include <boost/asio/basic_waitable_timer.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <chrono>
 #include <exception>
+#include <memory>
 
 namespace floodgate::beast {
 
@@ -23,6 +26,24 @@ boost::asio::awaitable<void, Executor> wait_for(std::chrono::nanoseconds duratio
                              asio::wait_traits<std::chrono::steady_clock>, Executor>
       timer{co_await asio::this_coro::executor, duration};
   co_await timer.async_wait(asio::use_awaitable_t<Executor>{});
+}
+
+/** Waits `duration` on an injected timer queue; resumes the coroutine on its own executor,
+    whatever thread runs the queue's callback. */
+template <class Executor>
+boost::asio::awaitable<void, Executor> wait_for(timer_queue& timers,
+                                                std::chrono::nanoseconds duration) {
+  namespace asio = boost::asio;
+  asio::use_awaitable_t<Executor> token;
+  co_await asio::async_initiate<asio::use_awaitable_t<Executor>, void()>(
+      [&timers, duration](auto handler) {
+        auto ex = asio::get_associated_executor(handler);
+        timers.schedule(duration, [ex, h = std::make_shared<decltype(handler)>(
+                                           std::move(handler))]() mutable {
+          asio::post(ex, [h]() mutable { std::move(*h)(); });
+        });
+      },
+      token);
 }
 
 }  // namespace detail
@@ -57,7 +78,11 @@ auto guarded_handler<Handler, Executor>::operator()(http::request<Body, Fields> 
   }
   if (e.wait() > std::chrono::nanoseconds::zero()) {
     // Throttled: wait without holding the thread. Cancellation throws; the entry still exits.
-    co_await detail::wait_for<executor_type>(e.wait());
+    if (options_.timers != nullptr) {
+      co_await detail::wait_for<executor_type>(*options_.timers, e.wait());
+    } else {
+      co_await detail::wait_for<executor_type>(e.wait());
+    }
   }
 
   request_scope scope{&ctx, resource, match, origin};

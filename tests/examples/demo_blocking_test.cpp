@@ -1,5 +1,5 @@
 // The real demo over HTTP: every blocked-response row, limits, throttling, breakers, authority.
-#include "support/demo_fixture.hpp"
+#include "demo_fixture.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -139,8 +139,10 @@ TEST_F(DemoTest, QpsLimitHoldsOverHttp) {
 }
 
 TEST_F(DemoTest, ConcurrencyLimitHoldsOverHttp) {
+  // Real-time smoke test (GuardTest.ConcurrencyLimitHoldsWhileHandlersAreInFlight is exact):
+  // the six requests only need to arrive while the first two wait their 4 s.
   start(R"(flow: [{resource: "GET:/work", grade: concurrency, count: 2}])");
-  const auto rs = concurrently(demo_->port(), "/work?ms=1500", 6);
+  const auto rs = concurrently(demo_->port(), "/work?ms=4000", 6);
   EXPECT_EQ(count_status(rs, 200), 2);
   EXPECT_EQ(count_status(rs, 429), 4);
   for (const auto& [r, t] : rs) {
@@ -151,28 +153,23 @@ TEST_F(DemoTest, ConcurrencyLimitHoldsOverHttp) {
   EXPECT_TRUE(eventually([&] { return inflight("GET:/work") == 0; }, 5s));
 }
 
-TEST_F(DemoTest, ThrottledRequestsAreSpacedWhileTheServerKeepsServing) {
-  // One I/O thread: if a throttled request held it, /users/1 would wait too.
-  start(R"(flow: [{resource: "GET:/hello", count: 5, controlBehavior: throttling,
+TEST_F(DemoTest, ThrottledRequestsAreHeldWhileTheServerKeepsServing) {
+  // Real-time smoke test; the spacing is asserted exactly on a manual clock by
+  // GuardTest.ThrottledRequestWaitsOnATimerWhileTheThreadServesOthers.
+  // One I/O thread: if a throttled request held it, /users/1 would wait for the whole queue.
+  start(R"(flow: [{resource: "GET:/hello", count: 2, controlBehavior: throttling,
                    maxQueueingTimeMs: 5000}])",
         {"--threads", "1"});
   std::vector<std::pair<http_response, clock_type::time_point>> rs;
   std::thread burst([&] { rs = concurrently(demo_->port(), "/hello", 4); });
-  // Measure while the burst is held back (throttled entries count as in flight).
+  // Ask while the burst is held back (throttled entries count as in flight): 1.5 s of queue.
   ASSERT_TRUE(eventually([&] { return inflight("GET:/hello") >= 2; }, 5s));
-  const auto t0 = clock_type::now();
   const http_response other = get("/users/1");
-  const auto other_ms = clock_type::now() - t0;
+  const auto other_done = clock_type::now();
   burst.join();
   EXPECT_EQ(other.status, 200u);
-  // A thread held by the queue would answer only after the last admission (600 ms).
-  EXPECT_LT(other_ms, 300ms) << "the server must keep serving while requests are held back";
-  EXPECT_LT(other_ms, rs.back().second - t0);
   ASSERT_EQ(count_status(rs, 200), 4);
-  for (std::size_t i = 1; i < rs.size(); ++i) {
-    // Admissions are 200 ms apart; timers never fire early, the first may have come late.
-    EXPECT_GE(rs[i].second - rs[0].second, static_cast<long>(i) * 200ms - 80ms) << i;
-  }
+  EXPECT_LT(other_done, rs.back().second) << "the server must keep serving while requests wait";
 }
 
 TEST_F(DemoTest, BreakerOpensOnServerErrorsAndClosesAfterAGoodProbe) {

@@ -18,10 +18,6 @@ namespace floodgate::test {
 
 class DemoTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    if (demo_path().empty()) GTEST_SKIP() << "floodgate-demo was not built";
-  }
-
   /// Starts the demo on free ports with `yaml` as its rule file.
   void start(const std::string& yaml, std::vector<std::string> flags = {}) {
     rules_ = std::make_unique<rules_dir>(yaml);

@@ -1,5 +1,5 @@
 // The real demo's start-up, flags, malformed requests, disconnects and graceful shutdown.
-#include "support/demo_fixture.hpp"
+#include "demo_fixture.hpp"
 
 #include <chrono>
 #include <csignal>

@@ -1,5 +1,5 @@
 // The real demo's admin API, /metrics and hot reload.
-#include "support/demo_fixture.hpp"
+#include "demo_fixture.hpp"
 
 #include <chrono>
 #include <string>
