@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -16,7 +17,7 @@ namespace {
 std::int64_t monotonic_ns() noexcept {
   timespec ts{};
   ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+  return std::chrono::nanoseconds{std::chrono::seconds{ts.tv_sec}}.count() + ts.tv_nsec;
 }
 
 /// What the ticker's word holds while it is not refreshed: readers read the clock themselves.
@@ -26,7 +27,7 @@ constexpr std::int64_t idle_word = -1;
     readers read CLOCK_MONOTONIC themselves otherwise (detail::ticker_schedule). */
 class millisecond_ticker {
  public:
-  millisecond_ticker() : ms_(monotonic_ns() / 1'000'000), thread_([this] { run(); }) {}
+  millisecond_ticker() : ms_(ns_to_ms(monotonic_ns())), thread_([this] { run(); }) {}
   ~millisecond_ticker() {
     {
       std::lock_guard lock(mu_);
@@ -45,7 +46,7 @@ class millisecond_ticker {
   /// A read that found the word idle: counted, so the ticker knows to run again.
   std::int64_t read_while_idle() const noexcept {
     idle_reads_.fetch_add(1, std::memory_order_relaxed);
-    return monotonic_ns() / 1'000'000;
+    return ns_to_ms(monotonic_ns());
   }
 
  private:
@@ -54,7 +55,7 @@ class millisecond_ticker {
     detail::ticker_schedule::step step = detail::ticker_schedule::start();
     std::unique_lock lock(mu_);
     while (!stop_) {
-      ms_.store(step.next == detail::ticker_schedule::state::running ? monotonic_ns() / 1'000'000
+      ms_.store(step.next == detail::ticker_schedule::state::running ? ns_to_ms(monotonic_ns())
                                                                      : idle_word,
                 std::memory_order_relaxed);
       cv_.wait_for(lock, step.sleep);

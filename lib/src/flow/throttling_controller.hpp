@@ -40,7 +40,6 @@ class throttling_controller {
 
   /// The rule's rate and longest queueing time.
   double count() const noexcept { return count_; }
-  std::int64_t max_queueing_ns() const noexcept { return max_queueing_ns_; }
 
  private:
   double count_;

@@ -202,7 +202,6 @@ class node_registry {
   }
 
   std::size_t resource_count() const noexcept { return resources_.size(); }
-  std::size_t context_count() const noexcept { return entrances_.size(); }
   const registry_overflow& overflow() const noexcept { return overflow_; }
   const registry_limits& limits() const noexcept { return limits_; }
 

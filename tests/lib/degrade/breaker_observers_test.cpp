@@ -14,10 +14,14 @@ namespace {
 
 const degrade_rule some_rule{.name = "r", .resource = "res"};
 
-TEST(BreakerObservers, NotifyWithNoObserverDoesNothing) {
+TEST(BreakerObservers, AnObserverSeesOnlyTransitionsAfterItWasAdded) {
   breaker_observers observers;
-  observers.notify(breaker_state::closed, breaker_state::open, some_rule, 0.5);
-  SUCCEED();
+  observers.notify(breaker_state::closed, breaker_state::open, some_rule, 0.5);  // nobody yet
+  std::vector<breaker_state> seen;
+  observers.add([&seen](breaker_state, breaker_state to, const degrade_rule&,
+                        std::optional<double>) { seen.push_back(to); });
+  observers.notify(breaker_state::open, breaker_state::half_open, some_rule, std::nullopt);
+  EXPECT_EQ(seen, std::vector<breaker_state>{breaker_state::half_open});
 }
 
 TEST(BreakerObservers, CallsEveryObserverInRegistrationOrderWithTheTransition) {

@@ -45,9 +45,9 @@ struct degrade_engine {
     });
   }
 
-  /// Enters `resource`, lets `ms` pass, traces an error if asked, exits. False when blocked
+  /// Enters `resource`, moves the manual clock by `ms`, traces an error if asked, exits. False when blocked
   /// (the block is kept in `last_block`).
-  bool entry_and_sleep_for(std::string_view resource, std::int64_t ms, bool error = false) {
+  bool enter_exit_after(std::string_view resource, std::int64_t ms, bool error = false) {
     context ctx{eng, "test"};
     entry e = eng.enter(ctx, resource);
     if (!e) {

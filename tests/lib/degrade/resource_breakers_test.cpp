@@ -69,8 +69,8 @@ TEST(DegradeRuleManager, AReloadKeepsTheStateOfUnchangedBreakersOnly) {
   const degrade_rule kept = degrade_rule_of("kept", degrade_grade::error_count, 0, 1, 1'000, 10);
   const degrade_rule changed = degrade_rule_of("changed", degrade_grade::error_count, 0, 1, 1'000, 10);
   ASSERT_TRUE(h.eng.load_rules({.degrade = {kept, changed}}));
-  EXPECT_TRUE(h.entry_and_sleep_for("kept", 5, true));
-  EXPECT_TRUE(h.entry_and_sleep_for("changed", 5, true));
+  EXPECT_TRUE(h.enter_exit_after("kept", 5, true));
+  EXPECT_TRUE(h.enter_exit_after("changed", 5, true));
   const circuit_breaker* kept_before = h.breakers("kept").at(0);
   const std::int64_t retry_at = kept_before->next_retry_ms();
 
@@ -82,10 +82,10 @@ TEST(DegradeRuleManager, AReloadKeepsTheStateOfUnchangedBreakersOnly) {
   EXPECT_EQ(h.breakers("kept").at(0), kept_before);
   EXPECT_EQ(h.state("kept"), open);
   EXPECT_EQ(h.breakers("kept").at(0)->next_retry_ms(), retry_at);
-  EXPECT_FALSE(h.entry_and_sleep_for("kept", 5));
+  EXPECT_FALSE(h.enter_exit_after("kept", 5));
   EXPECT_EQ(h.last_block.rule_index, 1);
   EXPECT_EQ(h.state("changed"), closed);
-  EXPECT_TRUE(h.entry_and_sleep_for("changed", 5, true));
+  EXPECT_TRUE(h.enter_exit_after("changed", 5, true));
 }
 
 }  // namespace

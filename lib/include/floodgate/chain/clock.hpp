@@ -2,9 +2,23 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 
 namespace floodgate {
+
+/// Milliseconds on the clocks' integer scale in nanoseconds.
+constexpr std::int64_t ms_to_ns(std::int64_t ms) noexcept {
+  return std::chrono::nanoseconds{std::chrono::milliseconds{ms}}.count();
+}
+/// Nanoseconds in whole milliseconds (toward zero, as integer division).
+constexpr std::int64_t ns_to_ms(std::int64_t ns) noexcept {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::nanoseconds{ns}).count();
+}
+/// Nanoseconds in milliseconds, rounded up: a wait of 1 ns is 1 ms.
+constexpr std::int64_t ns_to_ms_ceil(std::int64_t ns) noexcept {
+  return std::chrono::ceil<std::chrono::milliseconds>(std::chrono::nanoseconds{ns}).count();
+}
 
 /** A monotonic time source in nanoseconds.
 
@@ -23,7 +37,7 @@ class clock {
 
   /** Milliseconds on the same scale as now_ns() / 1e6. This is what windows, response times and
       breakers use, so a clock may serve it from a cheaper source. */
-  virtual std::int64_t now_ms() const noexcept { return now_ns() / 1'000'000; }
+  virtual std::int64_t now_ms() const noexcept { return ns_to_ms(now_ns()); }
 };
 
 /** The production clock: CLOCK_MONOTONIC.
@@ -53,12 +67,12 @@ const clock& default_clock() noexcept;
 */
 class manual_clock final : public clock {
  public:
-  explicit manual_clock(std::int64_t start_ms = 1'000'000) noexcept : ns_(start_ms * 1'000'000) {}
+  explicit manual_clock(std::int64_t start_ms = 1'000'000) noexcept : ns_(ms_to_ns(start_ms)) {}
 
   std::int64_t now_ns() const noexcept override { return ns_.load(std::memory_order_acquire); }
 
-  void set_ms(std::int64_t ms) noexcept { ns_.store(ms * 1'000'000, std::memory_order_release); }
-  void advance_ms(std::int64_t ms) noexcept { ns_.fetch_add(ms * 1'000'000, std::memory_order_acq_rel); }
+  void set_ms(std::int64_t ms) noexcept { ns_.store(ms_to_ns(ms), std::memory_order_release); }
+  void advance_ms(std::int64_t ms) noexcept { ns_.fetch_add(ms_to_ns(ms), std::memory_order_acq_rel); }
   void advance_ns(std::int64_t ns) noexcept { ns_.fetch_add(ns, std::memory_order_acq_rel); }
 
  private:

@@ -51,7 +51,6 @@ class [[nodiscard]] entry {
 
   /// Marks the entry as failed (Sentinel's Tracer): counted as an exception, seen by breakers.
   void trace_error() noexcept { error_ = true; }
-  bool has_error() const noexcept { return error_; }
 
   /// Exits now; later calls (and the destructor) do nothing.
   void exit() noexcept;
