@@ -1,7 +1,7 @@
 // Authority rules: validation and Sentinel's AuthorityRuleChecker cases.
 #include "authority/authority_slot.hpp"
 
-#include "lib/param/slot_harness.hpp"
+#include "lib/support/slot_harness.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The reject controller (Sentinel's DefaultControllerTest, plus no-overshoot and borrowing).
 #include "flow/default_controller.hpp"
 
-#include "flow_test_support.hpp"
+#include "lib/support/slot_harness.hpp"
 
 #include <gtest/gtest.h>
 
@@ -12,14 +12,14 @@
 namespace floodgate::flow {
 namespace {
 
-using test_support::flow_harness;
+using test_support::slot_harness;
 
 bool passes(const slot_verdict& v) { return v.outcome == slot_verdict::kind::pass; }
 bool blocks(const slot_verdict& v) { return v.outcome == slot_verdict::kind::block; }
 
 TEST(DefaultController, QpsPassesBelowCountAndBlocksAtCount) {
   // Sentinel: threshold 10, passQps 9 → pass, 10 → block. Here the rule books its own passes.
-  flow_harness h;
+  slot_harness h;
   default_controller c{flow_grade::qps, 10};
   flow_booking b;
   for (int i = 0; i < 9; ++i)
@@ -29,7 +29,7 @@ TEST(DefaultController, QpsPassesBelowCountAndBlocksAtCount) {
 }
 
 TEST(DefaultController, QpsOnASharedNodeReadsItsPassQps) {
-  flow_harness h;
+  slot_harness h;
   default_controller c{flow_grade::qps, 10};
   flow_booking b;
   h.pass(9);
@@ -43,7 +43,7 @@ TEST(DefaultController, QpsOnASharedNodeReadsItsPassQps) {
 
 TEST(DefaultController, ConcurrencyPassesBelowCountAndBlocksAtCount) {
   // Sentinel: threshold 8, curThreadNum 7 → pass, 8 → block.
-  flow_harness h;
+  slot_harness h;
   default_controller c{flow_grade::concurrency, 8};
   for (int i = 0; i < 7; ++i) {
     flow_booking b;
@@ -61,7 +61,7 @@ TEST(DefaultController, ConcurrencyPassesBelowCountAndBlocksAtCount) {
 }
 
 TEST(DefaultController, ConcurrencyOnASharedNodeReadsItsConcurrency) {
-  flow_harness h;
+  slot_harness h;
   default_controller c{flow_grade::concurrency, 8};
   flow_booking b;
   for (int i = 0; i < 7; ++i) h.cluster.increase_concurrency();
@@ -72,7 +72,7 @@ TEST(DefaultController, ConcurrencyOnASharedNodeReadsItsConcurrency) {
 }
 
 TEST(DefaultController, ConcurrencyBlockCarriesNoRetryTime) {
-  flow_harness h;
+  slot_harness h;
   default_controller c{flow_grade::concurrency, 0};
   flow_booking b;
   const auto v = c.check(h.request(), h.cluster_exclusive(), true, b);
@@ -81,7 +81,7 @@ TEST(DefaultController, ConcurrencyBlockCarriesNoRetryTime) {
 }
 
 TEST(DefaultController, QpsBlockCarriesTheTimeUntilASlotFrees) {
-  flow_harness h;
+  slot_harness h;
   h.time.set_ms(1'000'200);  // 200 ms into a window
   default_controller c{flow_grade::qps, 1};
   flow_booking b;
@@ -93,7 +93,7 @@ TEST(DefaultController, QpsBlockCarriesTheTimeUntilASlotFrees) {
 }
 
 TEST(DefaultController, PrioritizedEntryBorrowsTheNextWindowAndWaitsForIt) {
-  flow_harness h;
+  slot_harness h;
   default_controller c{flow_grade::qps, 2};
   flow_booking b;
   h.time.set_ms(1'000'100);
@@ -115,7 +115,7 @@ TEST(DefaultController, PrioritizedEntryBorrowsTheNextWindowAndWaitsForIt) {
 }
 
 TEST(DefaultController, PrioritizedEntryIsBlockedWhenNoWindowFreesInTime) {
-  flow_harness h;
+  slot_harness h;
   h.time.set_ms(1'000'100);
   default_controller c{flow_grade::qps, 1};
   flow_booking b;
@@ -126,7 +126,7 @@ TEST(DefaultController, PrioritizedEntryIsBlockedWhenNoWindowFreesInTime) {
 }
 
 TEST(DefaultController, PrioritizedEntryOnASharedNodeUsesTryOccupyNext) {
-  flow_harness h;
+  slot_harness h;
   h.time.set_ms(1'000'100);
   h.pass(2);
   h.time.set_ms(1'000'700);
@@ -141,7 +141,7 @@ TEST(DefaultController, PrioritizedEntryOnASharedNodeUsesTryOccupyNext) {
 
 TEST(DefaultController, RacingThreadsNeverHoldMoreThanCountInFlight) {
   for (const int threads : {2, 4, 8}) {
-    flow_harness h;
+    slot_harness h;
     default_controller c{flow_grade::concurrency, 3};
     std::atomic<int> inside{0};
     std::atomic<int> most{0};

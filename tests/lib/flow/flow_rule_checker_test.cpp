@@ -1,7 +1,7 @@
 // Node selection for flow rules (Sentinel's FlowRuleCheckerTest).
 #include "flow/flow_rule_checker.hpp"
 
-#include "flow_test_support.hpp"
+#include "lib/support/slot_harness.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,10 +11,10 @@
 namespace floodgate::flow {
 namespace {
 
-using test_support::flow_harness;
+using test_support::slot_harness;
 
 struct FlowRuleChecker : ::testing::Test {
-  flow_harness h;
+  slot_harness h;
   std::vector<std::string> named;
 
   selected_node select(const flow_rule& r, std::string_view origin,
@@ -22,7 +22,7 @@ struct FlowRuleChecker : ::testing::Test {
     node::origin_node* on = origin.empty() ? nullptr : h.registry.origin(h.cluster, origin);
     named.clear();
     named.push_back(r.limit_app);
-    return select_node(r, classify_limit_app(r.limit_app), h.check(origin, context_name, on),
+    return select_node(r, classify_limit_app(r.limit_app), h.check_in(origin, context_name, on),
                        named);
   }
 };
@@ -66,12 +66,12 @@ TEST_F(FlowRuleChecker, OtherAppliesOnlyToOriginsNoRuleNames) {
   named = {"appA", "other"};
   auto* app_b = h.registry.origin(h.cluster, "appB");
   const auto for_b =
-      select_node(other, limit_app_kind::other, h.check("appB", "ctx", app_b), named);
+      select_node(other, limit_app_kind::other, h.check_in("appB", "ctx", app_b), named);
   EXPECT_EQ(for_b.stats, app_b);
   EXPECT_FALSE(for_b.exclusive);  // the origin node differs per caller: read, not booked
   auto* app_a = h.registry.origin(h.cluster, "appA");
-  EXPECT_FALSE(select_node(other, limit_app_kind::other, h.check("appA", "ctx", app_a), named));
-  EXPECT_FALSE(select_node(other, limit_app_kind::other, h.check("", "ctx", nullptr), named));
+  EXPECT_FALSE(select_node(other, limit_app_kind::other, h.check_in("appA", "ctx", app_a), named));
+  EXPECT_FALSE(select_node(other, limit_app_kind::other, h.check_in("", "ctx", nullptr), named));
 }
 
 TEST_F(FlowRuleChecker, IsOtherOriginNeedsANonEmptyUnnamedOrigin) {

@@ -1,7 +1,7 @@
 // Hot-parameter QPS rules: Sentinel's ParamFlowDefaultCheckerTest sequences and value handling.
 #include "param/param_slot.hpp"
 
-#include "lib/param/slot_harness.hpp"
+#include "lib/support/slot_harness.hpp"
 
 #include <gtest/gtest.h>
 

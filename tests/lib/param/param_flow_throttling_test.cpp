@@ -2,7 +2,7 @@
 // concurrency.
 #include "param/param_slot.hpp"
 
-#include "lib/param/slot_harness.hpp"
+#include "lib/support/slot_harness.hpp"
 
 #include <gtest/gtest.h>
 

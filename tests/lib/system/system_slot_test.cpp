@@ -2,7 +2,7 @@
 #include <floodgate/system/manual_system_status.hpp>
 #include "system/system_slot.hpp"
 
-#include "lib/param/slot_harness.hpp"
+#include "lib/support/slot_harness.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,10 @@
-// Builds the check and exit contexts a rule slot sees, without the engine, for unit tests of the
-// authority, system and param-flow slots.
+// A resource's nodes and a manual clock, and the check and exit contexts a rule slot sees,
+// without the engine: for unit tests of the slots, their controllers and node selection.
 #pragma once
 
 #include <floodgate/chain/clock.hpp>
 #include <floodgate/chain/slot.hpp>
+#include "flow/flow_request.hpp"
 #include "node/node_registry.hpp"
 
 #include <cstdint>
@@ -27,6 +28,38 @@ struct slot_harness {
                          type,          acquire,       false,    args,  params, cluster,
                          node,          nullptr,       registry, 500};
   }
+
+  /// As check(), for a named context and an origin node (limitApp and chain selection).
+  check_context check_in(std::string_view origin, std::string_view context_name,
+                         node::origin_node* origin_node) {
+    return check_context{time.now_ms(),
+                         time.now_ns(),
+                         time,
+                         "res",
+                         context_name,
+                         origin,
+                         entry_type::inbound,
+                         1,
+                         false,
+                         {},
+                         {},
+                         cluster,
+                         node,
+                         origin_node,
+                         registry,
+                         500};
+  }
+
+  /// What a flow controller is asked, now.
+  flow::flow_request request(std::uint32_t acquire = 1, bool prioritized = false) const {
+    return {time.now_ms(), time.now_ns(), acquire, prioritized, 500};
+  }
+  /// The cluster node as a `default` direct rule sees it: exclusive to the rule.
+  flow::selected_node cluster_exclusive() { return {&cluster, &cluster, nullptr, true}; }
+  /// A node read the Sentinel way (check-then-act), e.g. an `other` rule's origin node.
+  flow::selected_node shared(stat::statistic_node& n) { return {&n, &n, nullptr, false}; }
+  /// Records `n` passes now on the cluster node (as the statistic slot would).
+  void pass(std::uint32_t n = 1) { cluster.add_pass(time.now_ms(), n); }
 
   exit_context exit(std::int64_t rt_ms = 1, bool error = false) {
     return exit_context{time.now_ms(), time.now_ns(), time.now_ms() - rt_ms,
