@@ -60,6 +60,8 @@ class document_reader {
   /// Remembers where the value at `path` is.
   void remember(const node_path& path, location at);
 
+  /// Whether the file holds a value at this canonical path itself (not only at an ancestor).
+  bool has_value_at(const std::string& canonical) const { return places_.contains(canonical); }
   /// A canonical path (from validate()) translated to the file's spelling, and its location.
   struct located_path {
     std::string path;

@@ -20,50 +20,32 @@ using detail::clean_rules;
 using detail::document_reader;
 using detail::location;
 
-/** Runs every rule type's own validation (floodgate::validate) on the rules that passed the
-    schema checks, and reports what it finds at the offending values. Rules with schema errors
-    are left out: their defaults would only cause follow-on errors. */
+/** Runs every rule type's own validate() — the one place where values are checked — and
+    reports its problems at the offending values. In a rule that also has schema errors (a wrong
+    type, an unknown enum name), defaults stand in for the bad values, so only problems of values
+    that are in the file and were read cleanly are reported: no follow-on errors. */
 void validate_rules(document_reader& doc, const rule_set& rules, const clean_rules& clean) {
-  rule_set kept;
-  // kept index → file index, per section, to translate validate()'s paths back.
-  std::vector<std::pair<std::string_view, std::vector<std::size_t>>> indices;
-  auto keep = [&](std::string_view name, const auto& all, auto& out, const std::vector<bool>& ok) {
-    std::vector<std::size_t> map;
-    for (std::size_t i = 0; i < all.size(); ++i) {
-      if (i < ok.size() && ok[i]) {
-        out.push_back(all[i]);
-        map.push_back(i);
-      }
-    }
-    indices.emplace_back(name, std::move(map));
-  };
-  keep("flow", rules.flow, kept.flow, clean.flow);
-  keep("degrade", rules.degrade, kept.degrade, clean.degrade);
-  keep("authority", rules.authority, kept.authority, clean.authority);
-  keep("system", rules.system, kept.system, clean.system);
-  keep("paramFlow", rules.param_flow, kept.param_flow, clean.param_flow);
-
   std::vector<rule_error> errors;
-  validate(kept, errors);
-  for (const rule_error& e : errors) {
-    std::string canonical = e.path;
-    for (const auto& [name, map] : indices) {
-      // `name[k]...` → `name[file index]...`
-      const std::string_view p = e.path;
-      if (p.size() <= name.size() + 2 || p.substr(0, name.size()) != name ||
-          p[name.size()] != '[') {
+  validate(rules, errors);
+  const auto is_clean = [&](std::string_view path) {
+    for (const auto& [section, ok] :
+         {std::pair{std::string_view{"flow"}, &clean.flow}, {"degrade", &clean.degrade},
+          {"authority", &clean.authority}, {"system", &clean.system},
+          {"paramFlow", &clean.param_flow}}) {
+      if (path.size() <= section.size() + 2 || path.substr(0, section.size()) != section ||
+          path[section.size()] != '[') {
         continue;
       }
       std::size_t k = 0;
-      const char* first = p.data() + name.size() + 1;
-      const auto [end, ec] = std::from_chars(first, p.data() + p.size(), k);
-      if (ec != std::errc{} || end == p.data() + p.size() || *end != ']' || k >= map.size()) {
-        continue;
-      }
-      canonical = std::string(name) + "[" + std::to_string(map[k]) + std::string(end);
-      break;
+      const char* first = path.data() + section.size() + 1;
+      const auto [end, ec] = std::from_chars(first, path.data() + path.size(), k);
+      return ec == std::errc{} && k < ok->size() && (*ok)[k];
     }
-    auto resolved = doc.resolve(canonical);
+    return true;
+  };
+  for (const rule_error& e : errors) {
+    if (!is_clean(e.path) && !doc.has_value_at(e.path)) continue;  // a default, not the file's
+    auto resolved = doc.resolve(e.path);
     if (doc.has_error_on(resolved.path)) continue;  // already said, in schema terms
     doc.error(resolved.at, std::move(resolved.path), e.message);
   }

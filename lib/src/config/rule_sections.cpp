@@ -9,42 +9,23 @@ namespace floodgate::config::detail {
 
 namespace {
 
-constexpr std::string_view nonnegative = "must be >= 0";
-constexpr std::string_view positive = "must be > 0";
+// The readers check the schema only: keys, types, enum names, required keys. What the values
+// mean (ranges, combinations) is checked once, by each rule type's validate() (rules/*.cpp),
+// which the loader runs afterwards and locates in the file.
 
-/// Reads a number that must be >= 0, or > 0 when `strictly_positive`.
-template <class T, class Read>
-void read_at_least(map_reader& m, std::string_view key, T& out, bool strictly_positive, presence p,
-                   Read read) {
-  if (auto v = (m.*read)(key, p)) {
-    if (strictly_positive ? *v <= 0 : *v < 0) {
-      m.error(key, std::string(strictly_positive ? positive : nonnegative));
-    }
-    out = *v;
-  }
+void read_number(map_reader& m, std::string_view key, double& out,
+                 presence p = presence::optional) {
+  if (auto v = m.number(key, p)) out = *v;
 }
 
-void read_count(map_reader& m, std::string_view key, double& out, presence p) {
-  read_at_least(m, key, out, false, p, &map_reader::number);
-}
-
-void read_int(map_reader& m, std::string_view key, std::int32_t& out, bool strictly_positive) {
-  read_at_least(m, key, out, strictly_positive, presence::optional, &map_reader::integer);
-}
-
-void read_ratio(map_reader& m, std::string_view key, double& out) {
-  if (auto v = m.number(key)) {
-    if (*v < 0 || *v > 1) m.error(key, "must be between 0 and 1");
-    out = *v;
-  }
+void read_int(map_reader& m, std::string_view key, std::int32_t& out,
+              presence p = presence::optional) {
+  if (auto v = m.integer(key, p)) out = *v;
 }
 
 void read_name_and_resource(map_reader& m, std::string& name, std::string& resource) {
   if (auto v = m.string("name")) name = *v;
-  if (auto v = m.string("resource", presence::required)) {
-    if (v->empty()) m.error("resource", "must not be empty");
-    resource = *v;
-  }
+  if (auto v = m.string("resource", presence::required)) resource = *v;
 }
 
 /** Keys Sentinel's rule JSON carries that mean nothing here: accepted in their harmless form so
@@ -75,27 +56,13 @@ flow_rule read_flow(map_reader& m) {
   flow_rule r;
   read_name_and_resource(m, r.name, r.resource);
   if (auto v = m.enumeration("grade", flow_grades)) r.grade = *v;
-  read_count(m, "count", r.count, presence::required);
+  read_number(m, "count", r.count, presence::required);
   if (auto v = m.string("limitApp")) r.limit_app = *v;
-  const auto strategy = m.enumeration("strategy", flow_strategies);
-  if (strategy) r.strategy = *strategy;
+  if (auto v = m.enumeration("strategy", flow_strategies)) r.strategy = *v;
   if (auto v = m.string("refResource")) r.ref_resource = *v;
-  if (strategy && *strategy != flow_strategy::direct && r.ref_resource.empty()) {
-    m.error("refResource", std::string("is required when strategy is ") +
-                               (*strategy == flow_strategy::relate ? "relate" : "chain"));
-  }
-  const auto behavior = m.enumeration("controlBehavior", control_behaviors);
-  if (behavior) r.behavior = *behavior;
-  read_int(m, "warmUpPeriodSec", r.warm_up_period_sec, true);
-  read_int(m, "maxQueueingTimeMs", r.max_queueing_time_ms, false);
-  if (behavior && *behavior != control_behavior::reject && r.grade == flow_grade::concurrency) {
-    m.error("controlBehavior", "must be reject for concurrency rules");
-  }
-  const bool throttles = r.behavior == control_behavior::throttling ||
-                         r.behavior == control_behavior::warm_up_throttling;
-  if (throttles && r.max_queueing_time_ms == 0) {
-    m.error("maxQueueingTimeMs", "must be > 0 for throttling");
-  }
+  if (auto v = m.enumeration("controlBehavior", control_behaviors)) r.behavior = *v;
+  read_int(m, "warmUpPeriodSec", r.warm_up_period_sec);
+  read_int(m, "maxQueueingTimeMs", r.max_queueing_time_ms);
   if (auto v = m.boolean("dryRun")) r.dry_run = *v;
   read_sentinel_extras(m);
   return r;
@@ -104,16 +71,12 @@ flow_rule read_flow(map_reader& m) {
 degrade_rule read_degrade(map_reader& m) {
   degrade_rule r;
   read_name_and_resource(m, r.name, r.resource);
-  const auto grade = m.enumeration("grade", degrade_grades);
-  if (grade) r.grade = *grade;
-  read_count(m, "count", r.count, presence::required);
-  if (grade == degrade_grade::error_ratio && r.count > 1) {
-    m.error("count", "must be between 0 and 1 for error_ratio");
-  }
-  read_ratio(m, "slowRatioThreshold", r.slow_ratio_threshold);
-  read_int(m, "minRequestAmount", r.min_request_amount, true);
-  read_int(m, "statIntervalMs", r.stat_interval_ms, true);
-  read_at_least(m, "timeWindow", r.time_window_sec, true, presence::required, &map_reader::integer);
+  if (auto v = m.enumeration("grade", degrade_grades)) r.grade = *v;
+  read_number(m, "count", r.count, presence::required);
+  read_number(m, "slowRatioThreshold", r.slow_ratio_threshold);
+  read_int(m, "minRequestAmount", r.min_request_amount);
+  read_int(m, "statIntervalMs", r.stat_interval_ms);
+  read_int(m, "timeWindow", r.time_window_sec, presence::required);
   read_ignored_limit_app(m);
   read_sentinel_extras(m);
   return r;
@@ -123,10 +86,7 @@ authority_rule read_authority(map_reader& m) {
   authority_rule r;
   read_name_and_resource(m, r.name, r.resource);
   if (auto v = m.enumeration("strategy", authority_strategies)) r.strategy = *v;
-  if (auto v = m.string("limitApp", presence::required)) {
-    if (v->empty()) m.error("limitApp", "must not be empty");
-    r.limit_app = *v;
-  }
+  if (auto v = m.string("limitApp", presence::required)) r.limit_app = *v;
   read_sentinel_extras(m);
   return r;
 }
@@ -135,10 +95,7 @@ system_rule read_system(map_reader& m) {
   system_rule r;
   if (auto v = m.string("name")) r.name = *v;
   if (auto v = m.number("highestSystemLoad")) r.highest_system_load = *v;
-  if (auto v = m.number("highestCpuUsage")) {
-    if (*v > 1) m.error("highestCpuUsage", "must be between 0 and 1, or -1 (off)");
-    r.highest_cpu_usage = *v;
-  }
+  if (auto v = m.number("highestCpuUsage")) r.highest_cpu_usage = *v;
   if (auto v = m.number("avgRt")) r.avg_rt = *v;
   if (auto v = m.number("maxThread")) r.max_thread = *v;
   if (auto v = m.number("qps")) r.qps = *v;
@@ -154,12 +111,6 @@ param_selector read_param_selector(map_reader& m) {
   param_selector s;
   if (auto v = m.enumeration("from", param_sources, presence::required)) s.from = *v;
   if (auto v = m.string("name")) s.name = *v;
-  const bool named = s.from == param_source::header || s.from == param_source::query;
-  if (m.has("from") && named && s.name.empty()) {
-    m.error("name", "is required when from is header or query");
-  } else if (!named && !s.name.empty()) {
-    m.error("name", "must be empty when from is client_ip or origin");
-  }
   return s;
 }
 
@@ -185,7 +136,7 @@ std::vector<param_flow_item> read_param_items(map_reader& m) {
     if (list_path.actual != list_path.canonical) item.prefer_aliases();
     param_flow_item out;
     if (auto v = item.string("value", presence::required)) out.value = *v;
-    read_count(item, "count", out.count, presence::required);
+    read_number(item, "count", out.count, presence::required);
     item.string("classType");  // Sentinel's Java type name; values are matched as text
     if (item.has("value")) {
       const auto [first, inserted] = seen.emplace(out.value, i);
@@ -212,22 +163,12 @@ param_flow_rule read_param_flow(map_reader& m) {
     }
   }
   r.param_idx = m.integer("paramIdx");
-  if (m.has("param") && m.has("paramIdx")) {
-    m.error("paramIdx", "param and paramIdx are mutually exclusive");
-  } else if (!m.has("param") && !m.has("paramIdx")) {
-    m.doc().error(m.where(), m.path().actual, "one of param or paramIdx is required");
-  }
   if (auto v = m.enumeration("grade", flow_grades)) r.grade = *v;
-  read_count(m, "count", r.count, presence::required);
-  read_int(m, "burstCount", r.burst_count, false);
-  read_int(m, "durationInSec", r.duration_in_sec, true);
-  if (auto v = m.enumeration("controlBehavior", control_behaviors)) {
-    if (*v != control_behavior::reject && *v != control_behavior::throttling) {
-      m.error("controlBehavior", "must be reject or throttling for paramFlow rules");
-    }
-    r.behavior = *v;
-  }
-  read_int(m, "maxQueueingTimeMs", r.max_queueing_time_ms, false);
+  read_number(m, "count", r.count, presence::required);
+  read_int(m, "burstCount", r.burst_count);
+  read_int(m, "durationInSec", r.duration_in_sec);
+  if (auto v = m.enumeration("controlBehavior", control_behaviors)) r.behavior = *v;
+  read_int(m, "maxQueueingTimeMs", r.max_queueing_time_ms);
   r.items = read_param_items(m);
   read_ignored_limit_app(m);
   read_sentinel_extras(m);

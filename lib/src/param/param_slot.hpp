@@ -12,9 +12,6 @@
 
 namespace floodgate {
 
-/** Checks a hot-parameter rule: exactly one of param and paramIdx, param.name for header and
-    query, count >= 0, burstCount >= 0, durationInSec > 0, controlBehavior reject or throttling,
-    maxQueueingTimeMs >= 0, items[i].count >= 0. */
 /** The param-flow rules of one resource with their bounded per-value state. State of rules equal
     to one in `previous` carries over.
 

@@ -36,31 +36,35 @@ void validate(const flow_rule& rule, std::string_view path, std::vector<rule_err
     case flow_strategy::relate:
     case flow_strategy::chain:
       if (is_blank(rule.ref_resource)) {
-        add("refResource", "must not be empty when strategy is relate or chain");
+        add("refResource", rule.strategy == flow_strategy::relate
+                               ? "is required when strategy is relate"
+                               : "is required when strategy is chain");
       }
       break;
     default:
       add("strategy", "must be direct, relate or chain");
+  }
+  const bool warms = rule.behavior == control_behavior::warm_up ||
+                     rule.behavior == control_behavior::warm_up_throttling;
+  if (warms && rule.warm_up_period_sec <= 0) {
+    add("warmUpPeriodSec", "must be > 0");
+  }
+  if (rule.max_queueing_time_ms < 0) {
+    add("maxQueueingTimeMs", "must be >= 0");
   }
   switch (rule.behavior) {
     case control_behavior::reject:
       break;
     case control_behavior::warm_up:
     case control_behavior::throttling:
-    case control_behavior::warm_up_throttling: {
-      const bool warms = rule.behavior != control_behavior::throttling;
-      const bool queues = rule.behavior != control_behavior::warm_up;
-      if (warms && rule.warm_up_period_sec <= 0) {
-        add("warmUpPeriodSec", "must be > 0");
-      }
-      if (queues && rule.max_queueing_time_ms <= 0) {
-        add("maxQueueingTimeMs", "must be > 0");
+    case control_behavior::warm_up_throttling:
+      if (rule.behavior != control_behavior::warm_up && rule.max_queueing_time_ms == 0) {
+        add("maxQueueingTimeMs", "must be > 0 for throttling");
       }
       if (rule.grade == flow_grade::concurrency) {
-        add("controlBehavior", "must be reject when grade is concurrency");
+        add("controlBehavior", "must be reject for concurrency rules");
       }
       break;
-    }
     default:
       add("controlBehavior", "must be reject, warm_up, throttling or warm_up_throttling");
   }

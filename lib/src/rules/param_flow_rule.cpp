@@ -18,13 +18,18 @@ void validate(const param_flow_rule& rule, std::string_view path, std::vector<ru
     errors.push_back({p + ".resource", "must not be empty"});
   }
   if (rule.param && rule.param_idx) {
-    errors.push_back({p + ".paramIdx", "must not be set together with param"});
+    errors.push_back({p + ".paramIdx", "param and paramIdx are mutually exclusive"});
   } else if (!rule.param && !rule.param_idx) {
-    errors.push_back({p + ".param", "one of param and paramIdx is required"});
+    errors.push_back({p, "one of param or paramIdx is required"});
   }
-  if (rule.param && rule.param->name.empty() &&
-      (rule.param->from == param_source::header || rule.param->from == param_source::query)) {
-    errors.push_back({p + ".param.name", "is required for header and query"});
+  if (rule.param) {
+    const bool named =
+        rule.param->from == param_source::header || rule.param->from == param_source::query;
+    if (named && rule.param->name.empty()) {
+      errors.push_back({p + ".param.name", "is required when from is header or query"});
+    } else if (!named && !rule.param->name.empty()) {
+      errors.push_back({p + ".param.name", "must be empty when from is client_ip or origin"});
+    }
   }
   if (!non_negative(rule.count)) {
     errors.push_back({p + ".count", "must be >= 0"});

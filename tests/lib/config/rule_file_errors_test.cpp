@@ -264,5 +264,24 @@ TEST(RuleFileRejects, AFileLargerThanTheCapAsTextToo) {
   EXPECT_EQ(r.errors[0].message.rfind("file is too large", 0), 0u);
 }
 
+TEST(RuleFileRejects, ARuleWithASchemaErrorStillReportsItsBadValues) {
+  const parse_result r =
+      parse_rules("flow:\n  - {resource: a, grade: fast, count: -1}\n", "rules.yaml");
+  EXPECT_EQ(r.error_text(),
+            "rules.yaml:2:26: flow[0].grade: unknown value \"fast\"; expected qps (1) | "
+            "concurrency (0)\n"
+            "rules.yaml:2:39: flow[0].count: must be >= 0\n");
+}
+
+TEST(RuleFileRejects, ValuesLeftToDefaultsBehindASchemaErrorAreNotReported) {
+  // `controlBehavior: lots` is unknown: the default (reject) stands in, so the zero queueing
+  // time is not "missing for throttling", and nothing is said about the absent warm-up period.
+  const parse_result r = parse_rules(
+      "flow:\n  - {resource: a, count: 1, controlBehavior: lots, maxQueueingTimeMs: 0}\n",
+      "rules.yaml");
+  ASSERT_EQ(r.errors.size(), 1u) << r.error_text();
+  EXPECT_EQ(r.errors[0].path, "flow[0].controlBehavior");
+}
+
 }  // namespace
 }  // namespace floodgate::config

@@ -52,10 +52,10 @@ const validation_case cases[] = {
     {"zero_count", [](flow_rule& r) { r.count = 0; }, {}},
     {"relate_without_ref",
      [](flow_rule& r) { r.strategy = flow_strategy::relate; },
-     {{"flow[1].refResource", "must not be empty when strategy is relate or chain"}}},
+     {{"flow[1].refResource", "is required when strategy is relate"}}},
     {"chain_without_ref",
      [](flow_rule& r) { r.strategy = flow_strategy::chain; },
-     {{"flow[1].refResource", "must not be empty when strategy is relate or chain"}}},
+     {{"flow[1].refResource", "is required when strategy is chain"}}},
     {"chain_with_ref",
      [](flow_rule& r) {
        r.strategy = flow_strategy::chain;
@@ -73,14 +73,14 @@ const validation_case cases[] = {
        r.behavior = control_behavior::throttling;
        r.max_queueing_time_ms = 0;
      },
-     {{"flow[1].maxQueueingTimeMs", "must be > 0"}}},
+     {{"flow[1].maxQueueingTimeMs", "must be > 0 for throttling"}}},
     {"warm_up_throttling_needs_both",
      [](flow_rule& r) {
        r.behavior = control_behavior::warm_up_throttling;
        r.warm_up_period_sec = -1;
        r.max_queueing_time_ms = -1;
      },
-     {{"flow[1].warmUpPeriodSec", "must be > 0"}, {"flow[1].maxQueueingTimeMs", "must be > 0"}}},
+     {{"flow[1].warmUpPeriodSec", "must be > 0"}, {"flow[1].maxQueueingTimeMs", "must be >= 0"}}},
     {"reject_ignores_period_and_queue",
      [](flow_rule& r) {
        r.warm_up_period_sec = 0;
@@ -92,7 +92,7 @@ const validation_case cases[] = {
        r.grade = flow_grade::concurrency;
        r.behavior = control_behavior::warm_up;
      },
-     {{"flow[1].controlBehavior", "must be reject when grade is concurrency"}}},
+     {{"flow[1].controlBehavior", "must be reject for concurrency rules"}}},
     {"concurrency_with_reject", [](flow_rule& r) { r.grade = flow_grade::concurrency; }, {}},
     {"every_problem_at_once",
      [](flow_rule& r) {
@@ -102,7 +102,7 @@ const validation_case cases[] = {
      },
      {{"flow[1].resource", "must not be empty"},
       {"flow[1].count", "must be >= 0"},
-      {"flow[1].refResource", "must not be empty when strategy is relate or chain"}}},
+      {"flow[1].refResource", "is required when strategy is relate"}}},
 };
 
 INSTANTIATE_TEST_SUITE_P(Sentinel, FlowRuleValidation, ::testing::ValuesIn(cases),

@@ -49,20 +49,20 @@ INSTANTIATE_TEST_SUITE_P(
                    {{"paramFlow[0].resource", "must not be empty"}}},
         param_case{"NeitherParamNorIndex",
                    [](param_flow_rule& r) { r.param.reset(); },
-                   {{"paramFlow[0].param", "one of param and paramIdx is required"}}},
+                   {{"paramFlow[0]", "one of param or paramIdx is required"}}},
         param_case{"BothParamAndIndex",
                    [](param_flow_rule& r) { r.param_idx = 0; },
-                   {{"paramFlow[0].paramIdx", "must not be set together with param"}}},
+                   {{"paramFlow[0].paramIdx", "param and paramIdx are mutually exclusive"}}},
         param_case{"HeaderWithoutName",
                    [](param_flow_rule& r) {
                      r.param = param_selector{param_source::header, ""};
                    },
-                   {{"paramFlow[0].param.name", "is required for header and query"}}},
+                   {{"paramFlow[0].param.name", "is required when from is header or query"}}},
         param_case{"QueryWithoutName",
                    [](param_flow_rule& r) {
                      r.param = param_selector{param_source::query, ""};
                    },
-                   {{"paramFlow[0].param.name", "is required for header and query"}}},
+                   {{"paramFlow[0].param.name", "is required when from is header or query"}}},
         param_case{"NegativeNumbers",
                    [](param_flow_rule& r) {
                      r.count = -1;
