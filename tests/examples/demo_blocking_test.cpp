@@ -140,9 +140,9 @@ TEST_F(DemoTest, QpsLimitHoldsOverHttp) {
 
 TEST_F(DemoTest, ConcurrencyLimitHoldsOverHttp) {
   // Real-time smoke test (GuardTest.ConcurrencyLimitHoldsWhileHandlersAreInFlight is exact):
-  // the six requests only need to arrive while the first two wait their 4 s.
+  // the six requests only need to arrive while the first two wait their 2 s.
   start(R"(flow: [{resource: "GET:/work", grade: concurrency, count: 2}])");
-  const auto rs = concurrently(demo_->port(), "/work?ms=4000", 6);
+  const auto rs = concurrently(demo_->port(), "/work?ms=2000", 6);
   EXPECT_EQ(count_status(rs, 200), 2);
   EXPECT_EQ(count_status(rs, 429), 4);
   for (const auto& [r, t] : rs) {
@@ -157,12 +157,12 @@ TEST_F(DemoTest, ThrottledRequestsAreHeldWhileTheServerKeepsServing) {
   // Real-time smoke test; the spacing is asserted exactly on a manual clock by
   // GuardTest.ThrottledRequestWaitsOnATimerWhileTheThreadServesOthers.
   // One I/O thread: if a throttled request held it, /users/1 would wait for the whole queue.
-  start(R"(flow: [{resource: "GET:/hello", count: 2, controlBehavior: throttling,
+  start(R"(flow: [{resource: "GET:/hello", count: 4, controlBehavior: throttling,
                    maxQueueingTimeMs: 5000}])",
         {"--threads", "1"});
   std::vector<std::pair<http_response, clock_type::time_point>> rs;
   std::thread burst([&] { rs = concurrently(demo_->port(), "/hello", 4); });
-  // Ask while the burst is held back (throttled entries count as in flight): 1.5 s of queue.
+  // Ask while the burst is held back (throttled entries count as in flight): 750 ms of queue.
   ASSERT_TRUE(eventually([&] { return inflight("GET:/hello") >= 2; }, 5s));
   const http_response other = get("/users/1");
   const auto other_done = clock_type::now();
