@@ -93,7 +93,7 @@ slot_verdict engine_impl::run_checks(const rule_snapshot& snap, const resource_r
       unwind(snap, rules, st, cc, tokens);
       return true;
     }
-    wait_ns += v.wait_ns;
+    wait_ns = std::max(wait_ns, v.wait_ns);
     return false;
   };
   if (rules != nullptr && rules->authority) {
@@ -114,6 +114,7 @@ slot_verdict engine_impl::run_checks(const rule_snapshot& snap, const resource_r
       if (first < rules->flow->size()) {
         const slot_verdict v = rules->flow->check_from(first, cc, tokens);
         if (stops(v, stage::flow)) return v;
+        if (tokens.pass_booked) return slot_verdict::wait(wait_ns);  // borrowing ends the checks
       }
     }
     if (rules->degrade && !all_closed(*rules->degrade)) {
@@ -140,7 +141,7 @@ slot_verdict engine_impl::run_checks_with_user_slots(const rule_snapshot& snap,
         unwind(snap, rules, st, cc, tokens);
         return v;
       }
-      wait_ns += v.wait_ns;
+      wait_ns = std::max(wait_ns, v.wait_ns);
     }
     slot_verdict v;
     switch (st) {
@@ -166,7 +167,8 @@ slot_verdict engine_impl::run_checks_with_user_slots(const rule_snapshot& snap,
       unwind(snap, rules, st, cc, tokens);
       return v;
     }
-    wait_ns += v.wait_ns;
+    wait_ns = std::max(wait_ns, v.wait_ns);
+    if (st == stage::flow && tokens.pass_booked) break;  // borrowing ends the checks
   }
   return wait_ns > 0 ? slot_verdict::wait(wait_ns) : slot_verdict::pass();
 }

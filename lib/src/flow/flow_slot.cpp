@@ -155,13 +155,18 @@ slot_verdict resource_flow_rules::impl::check_from(std::size_t first, const chec
       }
     }
     if (booking.pass_booked) {
+      // Prioritized borrowing ends the checks, as Sentinel's PriorityWaitException does: the
+      // pass is booked in a future window, the request waits for it, nothing else is asked.
       tokens.pass_booked = true;
+      return slot_verdict::wait(std::max(wait_ns, v.wait_ns));
     }
     if (v.outcome == slot_verdict::kind::pass) {
       continue;
     }
     if (v.outcome == slot_verdict::kind::wait) {
-      wait_ns += r.dry_run ? 0 : v.wait_ns;
+      // Several rules queueing one request: it waits for the latest of them, not the sum
+      // (Sentinel sleeps rule by rule, each from the time the previous sleep ended).
+      wait_ns = std::max(wait_ns, r.dry_run ? 0 : v.wait_ns);
       continue;
     }
     if (r.dry_run) {

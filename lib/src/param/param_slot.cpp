@@ -3,6 +3,7 @@
 
 #include "param/param_rule.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <string>
@@ -65,7 +66,7 @@ slot_verdict resource_param_rules::check(const check_context& ctx,
       release_held(tokens, held_before);
       return rule.blocked(*value, d.value);
     }
-    wait_ns += d.value;  // throttling rules queue one after another
+    wait_ns = std::max(wait_ns, d.value);  // the latest of the queues, as in flow_slot.cpp
   }
   if (wait_ns > 0) return slot_verdict::wait(wait_ns);
   return slot_verdict::pass();

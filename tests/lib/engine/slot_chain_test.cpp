@@ -1,0 +1,82 @@
+// The slot chain as a whole: how the verdicts of several slots combine for one entry.
+#include <floodgate/engine/engine.hpp>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+
+namespace floodgate {
+namespace {
+
+using std::chrono::milliseconds;
+
+flow_rule throttled(double count) {
+  return {.resource = "res",
+          .count = count,
+          .behavior = control_behavior::throttling,
+          .max_queueing_time_ms = 1'000};
+}
+
+struct SlotChain : ::testing::Test {
+  manual_clock clock{1'000'000};
+  engine eng{engine_options{.time = &clock}};
+  context ctx{eng, "ctx"};
+
+  void load(const rule_set& rules) { ASSERT_TRUE(eng.load_rules(rules).ok()); }
+};
+
+TEST_F(SlotChain, TwoThrottlingFlowRulesMakeARequestWaitForTheLongerQueue) {
+  load({.flow = {throttled(10), throttled(5)}});  // 100 ms and 200 ms apart
+  EXPECT_EQ(eng.enter(ctx, "res").wait(), milliseconds(0));
+  EXPECT_EQ(eng.enter(ctx, "res").wait(), milliseconds(200));  // not 300
+}
+
+TEST_F(SlotChain, FlowAndParamQueuesCombineAsTheLongerNotTheSum) {
+  param_flow_rule per_value{.resource = "res",
+                            .param_idx = 0,
+                            .count = 5,  // 200 ms apart per value
+                            .behavior = control_behavior::throttling,
+                            .max_queueing_time_ms = 1'000};
+  load({.flow = {throttled(10)}, .param_flow = {per_value}});
+  const param_value args[] = {"alice"};
+  EXPECT_EQ(eng.enter(ctx, "res", {.args = args}).wait(), milliseconds(0));
+  const entry e = eng.enter(ctx, "res", {.args = args});
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e.wait(), milliseconds(200));  // not 100 + 200
+}
+
+TEST_F(SlotChain, NoWaitExceedsTheLongestMaxQueueingTime) {
+  load({.flow = {throttled(10), throttled(10)}});
+  for (int i = 0; i < 10; ++i) {
+    const entry e = eng.enter(ctx, "res");
+    if (e) {
+      EXPECT_LE(e.wait(), milliseconds(1'000)) << i;
+    }
+  }
+}
+
+TEST_F(SlotChain, PrioritizedBorrowingEndsTheChecksBeforeTheBreaker) {
+  // As Sentinel's PriorityWaitException: a pass booked in the next window skips DegradeSlot.
+  load({.flow = {{.resource = "res", .count = 1}},
+        .degrade = {{.resource = "res",
+                     .grade = degrade_grade::error_count,
+                     .count = 0,  // the first error opens it
+                     .min_request_amount = 1,
+                     .stat_interval_ms = 1'000,
+                     .time_window_sec = 60}}});
+  {
+    entry failing = eng.enter(ctx, "res");  // the window's only pass
+    ASSERT_TRUE(failing);
+    failing.trace_error();
+  }
+  clock.advance_ms(700);  // 300 ms before the next window
+  const entry plain = eng.enter(ctx, "res");
+  ASSERT_TRUE(plain.blocked());
+  const entry borrowed = eng.enter(ctx, "res", {.prioritized = true});
+  ASSERT_TRUE(borrowed) << "blocked by reason " << static_cast<int>(borrowed.block().reason);
+  EXPECT_EQ(borrowed.wait(), milliseconds(300));
+}
+
+}  // namespace
+}  // namespace floodgate
