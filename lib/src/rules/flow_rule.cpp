@@ -29,6 +29,8 @@ void validate(const flow_rule& rule, std::string_view path, std::vector<rule_err
   }
   if (!(rule.count >= 0)) {
     add("count", "must be >= 0");
+  } else if (!(rule.count <= max_rule_count)) {
+    add("count", "must be at most 1e15 (for no limit, leave the rule out)");
   }
   switch (rule.strategy) {
     case flow_strategy::direct:

@@ -10,6 +10,14 @@ namespace {
 
 bool non_negative(double v) noexcept { return v >= 0 && std::isfinite(v); }
 
+void check_count(double count, const std::string& path, std::vector<rule_error>& errors) {
+  if (!non_negative(count) && !(count > max_rule_count)) {
+    errors.push_back({path, "must be >= 0"});
+  } else if (!(count <= max_rule_count)) {
+    errors.push_back({path, "must be at most 1e15 (for no limit, leave the rule out)"});
+  }
+}
+
 }  // namespace
 
 void validate(const param_flow_rule& rule, std::string_view path, std::vector<rule_error>& errors) {
@@ -31,9 +39,7 @@ void validate(const param_flow_rule& rule, std::string_view path, std::vector<ru
       errors.push_back({p + ".param.name", "must be empty when from is client_ip or origin"});
     }
   }
-  if (!non_negative(rule.count)) {
-    errors.push_back({p + ".count", "must be >= 0"});
-  }
+  check_count(rule.count, p + ".count", errors);
   if (rule.burst_count < 0) {
     errors.push_back({p + ".burstCount", "must be >= 0"});
   }
@@ -47,9 +53,7 @@ void validate(const param_flow_rule& rule, std::string_view path, std::vector<ru
     errors.push_back({p + ".maxQueueingTimeMs", "must be >= 0"});
   }
   for (std::size_t i = 0; i < rule.items.size(); ++i) {
-    if (!non_negative(rule.items[i].count)) {
-      errors.push_back({p + ".items[" + std::to_string(i) + "].count", "must be >= 0"});
-    }
+    check_count(rule.items[i].count, p + ".items[" + std::to_string(i) + "].count", errors);
   }
 }
 

@@ -76,6 +76,8 @@ const bad_input bad_inputs[] = {
      "flow[0].burst", "unknown key \"burst\""},
     {"FlowDuplicateKey", "flow:\n  - resource: a\n    count: 1\n    count: 2\n", 4, 5,
      "flow[0].count", "duplicate key \"count\" (first at line 3)"},
+    {"FlowCountBeyondAnyLimit", "flow:\n  - {resource: a, count: 1e20}\n", 2, 26, "flow[0].count",
+     "must be at most 1e15"},
     {"FlowMissingCount", "flow:\n  - resource: a\n", 2, 5, "flow[0].count", "is required"},
     {"FlowMissingResource", "flow:\n  - count: 1\n", 2, 5, "flow[0].resource", "is required"},
     {"FlowEmptyResource", "flow:\n  - {resource: \"\", count: 1}\n", 2, 16, "flow[0].resource",

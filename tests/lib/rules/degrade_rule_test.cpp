@@ -1,6 +1,6 @@
 // Degrade-rule validation: Sentinel's DegradeRuleManagerTest validity table, with field paths.
 #include <floodgate/engine/engine.hpp>
-#include "degrade/degrade_slot.hpp"
+#include <floodgate/rules/degrade_rule.hpp>
 
 #include <gtest/gtest.h>
 

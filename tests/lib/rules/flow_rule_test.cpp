@@ -1,11 +1,11 @@
 // Flow rule validation: Sentinel's FlowRuleUtil.isValidRule, reported with SPEC key names.
-#include "flow/flow_slot.hpp"
 #include <floodgate/rules/rule_set.hpp>
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -49,6 +49,13 @@ const validation_case cases[] = {
     {"nan_count",
      [](flow_rule& r) { r.count = std::nan(""); },
      {{"flow[1].count", "must be >= 0"}}},
+    {"count_above_the_largest",
+     [](flow_rule& r) { r.count = 1e20; },
+     {{"flow[1].count", "must be at most 1e15 (for no limit, leave the rule out)"}}},
+    {"infinite_count",
+     [](flow_rule& r) { r.count = std::numeric_limits<double>::infinity(); },
+     {{"flow[1].count", "must be at most 1e15 (for no limit, leave the rule out)"}}},
+    {"largest_count", [](flow_rule& r) { r.count = 1e15; }, {}},
     {"zero_count", [](flow_rule& r) { r.count = 0; }, {}},
     {"relate_without_ref",
      [](flow_rule& r) { r.strategy = flow_strategy::relate; },

@@ -1,9 +1,10 @@
 // Hot-parameter rule validation: every problem, with the path as written in the file.
-#include "param/param_slot.hpp"
+#include <floodgate/rules/param_flow_rule.hpp>
 
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <limits>
 
 namespace floodgate {
 namespace {
@@ -44,6 +45,16 @@ INSTANTIATE_TEST_SUITE_P(
                      r.param = param_selector{param_source::client_ip, ""};
                    },
                    {}},
+        param_case{"InfiniteItemCount",
+                   [](param_flow_rule& r) {
+                     r.items = {{"vip", std::numeric_limits<double>::infinity()}};
+                   },
+                   {{"paramFlow[0].items[0].count",
+                     "must be at most 1e15 (for no limit, leave the rule out)"}}},
+        param_case{"CountAboveTheLargest",
+                   [](param_flow_rule& r) { r.count = 1e20; },
+                   {{"paramFlow[0].count",
+                     "must be at most 1e15 (for no limit, leave the rule out)"}}},
         param_case{"EmptyResource",
                    [](param_flow_rule& r) { r.resource.clear(); },
                    {{"paramFlow[0].resource", "must not be empty"}}},

@@ -19,6 +19,11 @@ enum class control_behavior : std::uint8_t {
   warm_up_throttling = 3
 };
 
+/** The largest `count` a flow or param rule accepts (a quadrillion a second: no real limit).
+    Counts are compared with integer window sums; a larger or infinite count is rejected with
+    a clear error rather than converted past what an integer holds. */
+inline constexpr double max_rule_count = 1e15;
+
 /** One flow rule, as written in the rule file. Plain value; equal rules keep their controller
     state across reloads. */
 struct flow_rule {
