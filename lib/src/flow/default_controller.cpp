@@ -21,7 +21,7 @@ slot_verdict default_controller::check(const flow_request& req, const selected_n
                                        bool can_hold, flow_booking& booking) noexcept {
   if (grade_ == flow_grade::concurrency) {
     if (node.exclusive && can_hold) {
-      return check_concurrency(req, booking);
+      return check_concurrency(req, *node.stats, booking);
     }
     if (static_cast<double>(node.stats->concurrency() + req.acquire) > count_) {
       return blocked(0);
@@ -77,12 +77,18 @@ slot_verdict default_controller::check_qps_on_node(const flow_request& req,
 }
 
 slot_verdict default_controller::check_concurrency(const flow_request& req,
+                                                   const stat::statistic_node& node,
                                                    flow_booking& booking) noexcept {
   // Each entry holds one slot; `acquire` only raises the bar, as Sentinel's curThreadNum + acquire.
   const auto need = static_cast<std::int64_t>(std::max<std::uint32_t>(req.acquire, 1));
+  // Entries admitted before this rule existed hold none of its slots, but the resource's live
+  // in-flight count shows them: a rule loaded while 500 are in flight admits nothing until they
+  // drop below its count. (The node counts this rule's own entries too, a moment after they
+  // took their slot; the larger of the two is a lower bound of what is in flight.)
+  const std::int64_t live = node.concurrency();
   std::int64_t cur = in_flight_.load(std::memory_order_acquire);
   do {
-    if (static_cast<double>(cur + need) > count_) {
+    if (static_cast<double>(std::max(cur, live) + need) > count_) {
       return blocked(0);
     }
   } while (!in_flight_.compare_exchange_weak(cur, cur + 1, std::memory_order_acq_rel,

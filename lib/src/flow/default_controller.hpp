@@ -63,7 +63,8 @@ class default_controller {
                           const window_shape& shape, std::int64_t retry_after_ms) noexcept;
   slot_verdict check_qps_on_node(const flow_request& req, const selected_node& node,
                                  flow_booking& booking) noexcept;
-  slot_verdict check_concurrency(const flow_request& req, flow_booking& booking) noexcept;
+  slot_verdict check_concurrency(const flow_request& req, const stat::statistic_node& node,
+                                 flow_booking& booking) noexcept;
 
   flow_grade grade_;
   double count_;

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <string>
+#include <vector>
 
 namespace floodgate {
 namespace {
@@ -76,6 +77,25 @@ TEST_F(SlotChain, PrioritizedBorrowingEndsTheChecksBeforeTheBreaker) {
   const entry borrowed = eng.enter(ctx, "res", {.prioritized = true});
   ASSERT_TRUE(borrowed) << "blocked by reason " << static_cast<int>(borrowed.block().reason);
   EXPECT_EQ(borrowed.wait(), milliseconds(300));
+}
+
+TEST_F(SlotChain, AConcurrencyRuleLoadedWhileRequestsAreInFlightCountsThem) {
+  std::vector<entry> in_flight;
+  for (int i = 0; i < 500; ++i) in_flight.push_back(eng.enter(ctx, "res"));
+  load({.flow = {{.resource = "res", .grade = flow_grade::concurrency, .count = 50}}});
+  for (int i = 0; i < 100; ++i) {
+    EXPECT_TRUE(eng.enter(ctx, "res").blocked()) << "admitted over 500 in flight, try " << i;
+  }
+  in_flight.resize(10);  // 490 finish
+  int admitted = 0;
+  for (int i = 0; i < 100; ++i) {
+    entry e = eng.enter(ctx, "res");
+    if (e) {
+      ++admitted;
+      in_flight.push_back(std::move(e));
+    }
+  }
+  EXPECT_EQ(admitted, 40);
 }
 
 }  // namespace

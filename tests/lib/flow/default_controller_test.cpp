@@ -60,6 +60,21 @@ TEST(DefaultController, ConcurrencyPassesBelowCountAndBlocksAtCount) {
   EXPECT_TRUE(passes(c.check(h.request(), h.cluster_exclusive(), true, ninth)));
 }
 
+TEST(DefaultController, ANewConcurrencyRuleCountsTheRequestsAlreadyInFlight) {
+  // Loaded while 500 requests are in flight: none of them holds the rule's own count, but the
+  // resource's live in-flight count shows them, so nothing more passes until they drop below 50.
+  slot_harness h;
+  for (int i = 0; i < 500; ++i) h.cluster.increase_concurrency();
+  default_controller c{flow_grade::concurrency, 50};
+  flow_booking b;
+  EXPECT_TRUE(blocks(c.check(h.request(), h.cluster_exclusive(), true, b)));
+  for (int i = 0; i < 451; ++i) h.cluster.decrease_concurrency();  // 49 left
+  EXPECT_TRUE(passes(c.check(h.request(), h.cluster_exclusive(), true, b)));
+  h.cluster.increase_concurrency();  // the statistic slot records that pass: 50 in flight
+  flow_booking next;
+  EXPECT_TRUE(blocks(c.check(h.request(), h.cluster_exclusive(), true, next)));
+}
+
 TEST(DefaultController, ConcurrencyOnASharedNodeReadsItsConcurrency) {
   slot_harness h;
   default_controller c{flow_grade::concurrency, 8};
