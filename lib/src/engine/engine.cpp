@@ -60,8 +60,8 @@ void engine_impl::add_slot(std::shared_ptr<slot> s) {
 
 void engine_impl::republish_locked(const rule_set& rules) {
   const rule_snapshot* previous = snapshot_.current();
-  snapshot_.publish(build_snapshot(
-      {rules, previous, user_slots_, observers_, system_status_, previous->version + 1}));
+  snapshot_.publish(build_snapshot({rules, previous, user_slots_, observers_, system_status_,
+                                    previous->version + 1, &registry_, clock_->now_ms()}));
 }
 
 namespace {

@@ -76,6 +76,9 @@ struct snapshot_inputs {
   const breaker_observers& observers;
   std::shared_ptr<const system_status_source> system_status;
   std::uint64_t version;
+  /// The statistics tree and the time of the build: new rules start from the traffic under way.
+  const node::node_registry* nodes = nullptr;
+  std::int64_t now_ms = -1;
 };
 
 /// Compiles a validated rule set, carrying state over from `previous` for unchanged rules.

@@ -63,6 +63,20 @@ void admission_window::renew_lease(std::atomic<std::uint64_t>& lease, std::int64
   lease.store(left == 0 ? 0 : cell_pack(tag, left), std::memory_order_relaxed);
 }
 
+void admission_window::seed(const stat::statistic_node& node, std::int64_t now_ms,
+                            const window_shape& shape) noexcept {
+  if (now_ms < 0 || !supports(shape)) {
+    return;
+  }
+  const std::int64_t current = shape.window_of(now_ms);
+  for (std::int64_t w = std::max<std::int64_t>(0, current - shape.sample_count + 1); w <= current;
+       ++w) {
+    const std::uint64_t passes =
+        std::min<std::uint64_t>(node.window_pass_at(w * shape.window_ms, now_ms), count_mask);
+    cell(w).store(passes == 0 ? 0 : cell_pack(cell_tag(w), passes), std::memory_order_relaxed);
+  }
+}
+
 std::int64_t admission_window::seal(std::int64_t window) noexcept {
   if (window < 0) {
     return 0;

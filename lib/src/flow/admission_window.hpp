@@ -131,6 +131,13 @@ class admission_window {
   occupation occupy_next(std::int64_t now_ms, std::uint32_t acquire, double count,
                          std::int64_t occupy_timeout_ms, const window_shape& shape) noexcept;
 
+  /** Starts a new rule's window from the traffic already under way: each window of the interval
+      ending at `now_ms` is booked with the passes `node` recorded in it (Sentinel's rule reads
+      the node, so a rule loaded mid-second sees that second's passes). Before publication only:
+      not thread-safe. */
+  void seed(const stat::statistic_node& node, std::int64_t now_ms,
+            const window_shape& shape) noexcept;
+
   /// Gives back passes booked into `window` by an entry that was blocked later in the chain.
   void refund(std::int64_t window, std::uint32_t acquire) noexcept;
 

@@ -47,6 +47,12 @@ class default_controller {
   void refund(std::int64_t window, std::uint32_t acquire) noexcept {
     admissions_.refund(window, acquire);
   }
+  /// Starts a new QPS rule from the passes `node` recorded in the current interval.
+  void seed(const stat::statistic_node& node, std::int64_t now_ms) noexcept {
+    if (grade_ == flow_grade::qps) {
+      admissions_.seed(node, now_ms, window_shape(node));
+    }
+  }
   /// Gives back an in-flight slot.
   void release() noexcept { in_flight_.fetch_sub(1, std::memory_order_acq_rel); }
 

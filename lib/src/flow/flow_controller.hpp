@@ -39,6 +39,13 @@ class flow_controller {
     return c != nullptr && c->grade() == flow_grade::qps ? c : nullptr;
   }
 
+  /// A new rule that books its own admissions starts from the traffic `node` already counted.
+  void seed(const stat::statistic_node& node, std::int64_t now_ms) noexcept {
+    if (auto* c = qps_reject()) {
+      c->seed(node, now_ms);
+    }
+  }
+
   void refund(std::int64_t window, std::uint32_t acquire) noexcept {
     if (auto* c = std::get_if<default_controller>(&impl_)) {
       c->refund(window, acquire);

@@ -76,7 +76,8 @@ resource_flow_rules::resource_flow_rules(std::unique_ptr<impl> p)
 resource_flow_rules::~resource_flow_rules() = default;
 
 std::unique_ptr<resource_flow_rules> resource_flow_rules::build(
-    std::vector<indexed_rule<flow_rule>> rules, const resource_flow_rules* previous) {
+    std::vector<indexed_rule<flow_rule>> rules, const resource_flow_rules* previous,
+    const stat::statistic_node* traffic, std::int64_t now_ms) {
   auto p = std::make_unique<impl>();
   p->rules.reserve(rules.size());
   for (auto& ir : rules) {
@@ -110,6 +111,11 @@ std::unique_ptr<resource_flow_rules> resource_flow_rules::build(
     }
     if (!c.shared) {
       c.shared = std::make_shared<flow::detail::flow_controller>(c.rule);
+      // A new rule counting on the resource's own node sees the traffic already under way.
+      if (traffic != nullptr && c.kind == flow::limit_app_kind::all &&
+          c.rule.strategy == flow_strategy::direct) {
+        c.shared->seed(*traffic, now_ms);
+      }
     }
     c.controller = c.shared.get();
     if (c.kind == flow::limit_app_kind::all && c.rule.strategy == flow_strategy::direct &&

@@ -20,8 +20,12 @@ namespace floodgate {
 */
 class resource_flow_rules {
  public:
+  /** `traffic` (may be null) is the resource's node: a new rule that books admissions on it
+      starts from the passes it counted in the current interval, as of `now_ms`. */
   static std::unique_ptr<resource_flow_rules> build(std::vector<indexed_rule<flow_rule>> rules,
-                                                    const resource_flow_rules* previous);
+                                                    const resource_flow_rules* previous,
+                                                    const stat::statistic_node* traffic = nullptr,
+                                                    std::int64_t now_ms = -1);
   ~resource_flow_rules();
 
   /// Checks every rule (specific limitApp first); blocks on the first that fails.

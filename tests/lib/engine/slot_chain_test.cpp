@@ -98,5 +98,22 @@ TEST_F(SlotChain, AConcurrencyRuleLoadedWhileRequestsAreInFlightCountsThem) {
   EXPECT_EQ(admitted, 40);
 }
 
+TEST_F(SlotChain, AQpsRuleLoadedMidSecondSeesThatSecondsPasses) {
+  for (int i = 0; i < 80; ++i) ASSERT_TRUE(eng.enter(ctx, "res"));  // no rule yet
+  load({.flow = {{.resource = "res", .count = 100}}});
+  int admitted = 0;
+  for (int i = 0; i < 50; ++i) admitted += eng.enter(ctx, "res") ? 1 : 0;
+  EXPECT_EQ(admitted, 20);
+  // A changed rule is a new rule: it starts from the same traffic, not from zero.
+  load({.flow = {{.resource = "res", .count = 110}}});
+  admitted = 0;
+  for (int i = 0; i < 50; ++i) admitted += eng.enter(ctx, "res") ? 1 : 0;
+  EXPECT_EQ(admitted, 10);
+  clock.advance_ms(1'000);  // the interval slid past those passes
+  admitted = 0;
+  for (int i = 0; i < 200; ++i) admitted += eng.enter(ctx, "res") ? 1 : 0;
+  EXPECT_EQ(admitted, 110);
+}
+
 }  // namespace
 }  // namespace floodgate
