@@ -295,7 +295,20 @@ void engine_impl::exit(entry& e) noexcept {
   const resource_rules* rules = e.rules_;
   const auto& user_slots = e.snapshot_->user_slots;
   entry_tokens& tokens = e.out_.tokens;
-  // Flow and param exits only release what the entry holds; breakers record every exit.
+  // Breakers record the exit as the rules in force now see it (Sentinel's DegradeSlot reads the
+  // rule manager at exit): after a reload, the new snapshot's breakers, not the entry's.
+  const bool reloaded = snapshot_.current() != e.snapshot_;
+  if (reloaded) [[unlikely]] {
+    const auto current = snapshot_.read();
+    const resource_rules* now_rules = current->rules_for(*e.cluster_);
+    if (now_rules != nullptr && now_rules->degrade) {
+      for (detail::circuit_breaker_impl* b : now_rules->degrade->list()) {
+        b->on_request_complete(now_ms, rt_ms, e.error_);
+      }
+    }
+  }
+  const bool report_to_breakers = !reloaded && rules != nullptr && rules->degrade;
+  // Flow and param exits only release what the entry holds (to the rules that gave it).
   const bool held = rules != nullptr && (tokens.param_held_count != 0 || tokens.flow_held != 0);
   if (held || !user_slots.empty()) [[unlikely]] {
     const exit_context xc{now_ms, now_ms * 1'000'000, create_ms, rt_ms,         e.error_,
@@ -306,13 +319,13 @@ void engine_impl::exit(entry& e) noexcept {
     if (rules != nullptr && rules->flow && tokens.flow_held != 0) {
       rules->flow->on_exit(xc, tokens);
     }
-    if (rules != nullptr && rules->degrade) {
+    if (report_to_breakers) {
       rules->degrade->on_exit(xc, tokens);
     }
     for (const auto& s : user_slots) {
       s->on_exit(xc);
     }
-  } else if (rules != nullptr && rules->degrade) {
+  } else if (report_to_breakers) {
     for (detail::circuit_breaker_impl* b : rules->degrade->list()) {
       b->on_request_complete(now_ms, rt_ms, e.error_);  // resource_breakers::on_exit, inline
     }

@@ -115,5 +115,23 @@ TEST_F(SlotChain, AQpsRuleLoadedMidSecondSeesThatSecondsPasses) {
   EXPECT_EQ(admitted, 110);
 }
 
+TEST_F(SlotChain, EntriesAdmittedBeforeAReloadReportTheirExitToTheBreakersInForceAtExit) {
+  std::vector<entry> in_flight;
+  for (int i = 0; i < 3; ++i) in_flight.push_back(eng.enter(ctx, "res"));  // no breaker yet
+  load({.degrade = {{.resource = "res",
+                     .grade = degrade_grade::error_count,
+                     .count = 2,
+                     .min_request_amount = 1,
+                     .stat_interval_ms = 10'000,
+                     .time_window_sec = 10}}});
+  for (entry& e : in_flight) {
+    e.trace_error();
+    e.exit();  // three errors > 2: the breaker loaded meanwhile opens
+  }
+  const entry next = eng.enter(ctx, "res");
+  ASSERT_TRUE(next.blocked());
+  EXPECT_EQ(next.block().reason, block_reason::degrade);
+}
+
 }  // namespace
 }  // namespace floodgate
