@@ -471,12 +471,17 @@ def run(demo_binary, source_dir):
         self_check(samples, prom_base)
 
         failures = []
-        # The resource variable lists the demo's resources.
-        status, body = http_get(prom_base + "/api/v1/label/resource/values?" +
-                                urllib.parse.urlencode({"match[]": "floodgate_requests_total"}))
+        # The resource variable, queried as Grafana does, lists the demo's resources.
+        variables = {v["name"]: v for v in dashboard["templating"]["list"]}
+        metric, label = re.fullmatch(r"label_values\((\w+),\s*(\w+)\)",
+                                     variables["resource"]["definition"]).groups()
+        if not any(label in s for s in samples.get(metric, [])):
+            failures.append(f"$resource: {metric} has no label {label!r} in the scrape")
+        body = http_get(prom_base + f"/api/v1/label/{label}/values?" +
+                        urllib.parse.urlencode({"match[]": metric}))[1]
         resources = json.loads(body)["data"]
         log(f"$resource values: {resources}")
-        for r in ("GET:/hello", "GET:/status/{code}", "<unmatched>"):
+        for r in ("GET:/hello", "GET:/status/{code}", "GET:/users/{id}", "<unmatched>"):
             if r not in resources:
                 failures.append(f"$resource does not offer {r!r}")
 
