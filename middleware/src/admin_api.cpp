@@ -172,6 +172,7 @@ http::response<http::string_body> admin_api::handle(http::verb method, std::stri
     for (const auto* o : origins) {
       json::object v;
       v["origin"] = o->origin();
+      v["overflow"] = o->overflow();  // the node origins past the cap share
       add_stats(v, *o, now);
       out.push_back(std::move(v));
     }

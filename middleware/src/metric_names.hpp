@@ -33,6 +33,10 @@ inline constexpr metric_info rules_last_reload_successful{
 inline constexpr metric_info resources{"floodgate_resources", "Resources tracked."};
 inline constexpr metric_info resource_overflow_total{
     "floodgate_resource_overflow_total", "Entries not tracked because the resource cap was reached."};
+inline constexpr metric_info origin_overflow_total{
+    "floodgate_origin_overflow_total",
+    "Entries whose origin was counted on its resource's shared overflow origin node because the "
+    "cap of (resource, origin) pairs was reached."};
 inline constexpr metric_info system_cpu_usage_ratio{
     "floodgate_system_cpu_usage_ratio", "CPU usage (0..1) as seen by system rules."};
 inline constexpr metric_info system_load1{

@@ -249,6 +249,9 @@ void metrics_collector::collect_process(std::vector<MetricFamily>& out) const {
   auto overflow = family(metrics::resource_overflow_total, MetricType::Counter);
   overflow.metric.push_back(counter({}, as_double(load(nodes.overflow().resources))));
   out.push_back(std::move(overflow));
+  auto origin_overflow = family(metrics::origin_overflow_total, MetricType::Counter);
+  origin_overflow.metric.push_back(counter({}, as_double(load(nodes.overflow().origins))));
+  out.push_back(std::move(origin_overflow));
 
   // The engine samples only once system rules exist; the metrics want readings regardless.
   std::shared_ptr<const system_status_source> status = engine_.system_status();

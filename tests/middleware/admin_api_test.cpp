@@ -91,6 +91,24 @@ TEST_F(AdminApiTest, OriginsListsThePerOriginStatisticsOfOneResource) {
   EXPECT_EQ(get("/floodgate/origins").result_int(), 400u);
 }
 
+TEST_F(AdminApiTest, OriginsPastTheCapAreListedAsTheOverflowNode) {
+  engine_options o;
+  o.time = &clock_;
+  o.limits.max_origin_nodes = 1;
+  engine_ = std::make_unique<engine>(o);
+  for (const char* origin : {"billing", "late-1", "late-2"}) {
+    context ctx{*engine_, "http-inbound", origin};
+    auto e = engine_->enter(ctx, "GET:/hello", {.type = entry_type::inbound});
+  }
+  const json::array v = get_json("/floodgate/origins?resource=GET:/hello").as_array();
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0].at("origin").as_string(), "<overflow>");
+  EXPECT_TRUE(v[0].at("overflow").as_bool());
+  EXPECT_EQ(v[0].at("totalPass").to_number<int>(), 2);
+  EXPECT_EQ(v[1].at("origin").as_string(), "billing");
+  EXPECT_FALSE(v[1].at("overflow").as_bool());
+}
+
 TEST_F(AdminApiTest, RulesAreTheRulesInForceInTheFileSchema) {
   ASSERT_TRUE(engine_->load_rules({.flow = {{.resource = "GET:/hello", .count = 7}}}).ok());
   const json::value v = get_json("/floodgate/rules");

@@ -70,6 +70,7 @@ TEST_F(MetricsCollectorTest, ExportsEveryMetricWithItsType) {
       {metrics::rules, "gauge"},
       {metrics::resources, "gauge"},
       {metrics::resource_overflow_total, "counter"},
+      {metrics::origin_overflow_total, "counter"},
       {metrics::system_cpu_usage_ratio, "gauge"},
       {metrics::system_load1, "gauge"},
       {metrics::build_info, "gauge"},
@@ -82,6 +83,7 @@ TEST_F(MetricsCollectorTest, ExportsEveryMetricWithItsType) {
   EXPECT_EQ(sample(text, "floodgate_system_load1"), 1.5);
   EXPECT_EQ(sample(text, "floodgate_resources"), 1.0);
   EXPECT_EQ(sample(text, "floodgate_resource_overflow_total"), 0.0);
+  EXPECT_EQ(sample(text, "floodgate_origin_overflow_total"), 0.0);
 }
 
 TEST_F(MetricsCollectorTest, EveryFamilyIsListedBeforeAnyEntryAndWithoutAWatcher) {
@@ -91,8 +93,8 @@ TEST_F(MetricsCollectorTest, EveryFamilyIsListedBeforeAnyEntryAndWithoutAWatcher
         metrics::request_duration_seconds, metrics::inflight_requests,
         metrics::circuit_breaker_state, metrics::circuit_breaker_transitions_total, metrics::rules,
         metrics::rules_reloads_total, metrics::rules_last_reload_successful, metrics::resources,
-        metrics::resource_overflow_total, metrics::system_cpu_usage_ratio, metrics::system_load1,
-        metrics::build_info}) {
+        metrics::resource_overflow_total, metrics::origin_overflow_total,
+        metrics::system_cpu_usage_ratio, metrics::system_load1, metrics::build_info}) {
     EXPECT_NE(test::metric_type(text, m.name), "") << m.name;
   }
   EXPECT_EQ(sample(text, "floodgate_rules_last_reload_successful"), std::nullopt)

@@ -18,6 +18,8 @@ std::uint64_t resource_totals::completed() const noexcept {
   return n;
 }
 
+cluster_node::~cluster_node() { delete overflow_origin_.load(std::memory_order_relaxed); }
+
 void cluster_node::push_origin(origin_node* n) noexcept {
   origin_node* head = origins_.load(std::memory_order_relaxed);
   do {

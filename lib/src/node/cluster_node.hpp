@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace floodgate::node {
@@ -141,6 +142,10 @@ class resource_totals {
   std::uint64_t completed() const noexcept;
 };
 
+/** The origin name of a resource's overflow node: the origins that came after the cap of
+    (resource, origin) pairs was reached share it (admin API `/floodgate/origins`). */
+inline constexpr std::string_view overflow_origin_name = "<overflow>";
+
 /** One resource's node: every context's traffic together (Sentinel's ClusterNode).
 
     @par Thread Safety
@@ -150,6 +155,9 @@ class cluster_node : public stat::statistic_node {
  public:
   cluster_node(std::string name, std::uint64_t hash, const stat::window_config& cfg)
       : statistic_node(cfg), name_(std::move(name)), hash_(hash) {}
+  ~cluster_node();
+  cluster_node(const cluster_node&) = delete;
+  cluster_node& operator=(const cluster_node&) = delete;
 
   const std::string& name() const noexcept { return name_; }
   std::uint64_t hash() const noexcept { return hash_; }
@@ -168,6 +176,11 @@ class cluster_node : public stat::statistic_node {
     return origins_.load(std::memory_order_acquire);
   }
   void push_origin(origin_node* n) noexcept;
+  /** The node every origin past the registry's cap shares (its limits apply to them together);
+      null until the first such origin. Also in the origin list. */
+  origin_node* overflow_origin() const noexcept {
+    return overflow_origin_.load(std::memory_order_acquire);
+  }
 
  private:
   friend class node_registry;
@@ -178,20 +191,27 @@ class cluster_node : public stat::statistic_node {
   std::atomic<default_node*> last_default_{nullptr};
   std::atomic<std::uint64_t> rules_hint_{0};  // version 0 (the empty rule set): no rules
   std::atomic<origin_node*> origins_{nullptr};
+  std::atomic<origin_node*> overflow_origin_{nullptr};  // owned
   resource_totals totals_;
 };
 
-/// The statistics of one (resource, origin) pair.
+/// The statistics of one (resource, origin) pair, or of every origin past the cap together.
 class origin_node : public stat::statistic_node {
  public:
+  enum class kind : std::uint8_t { one_origin, overflow };
+
   origin_node(cluster_node& owner, std::string origin, std::uint64_t hash,
-              std::uint64_t origin_hash, const stat::window_config& cfg)
+              std::uint64_t origin_hash, const stat::window_config& cfg,
+              kind k = kind::one_origin)
       : statistic_node(cfg),
         owner_(&owner),
         origin_(std::move(origin)),
         hash_(hash),
-        origin_hash_(origin_hash) {}
+        origin_hash_(origin_hash),
+        kind_(k) {}
 
+  /// True for the resource's overflow node (many origins, named @ref overflow_origin_name).
+  bool overflow() const noexcept { return kind_ == kind::overflow; }
   const cluster_node& owner() const noexcept { return *owner_; }
   const std::string& origin() const noexcept { return origin_; }
   std::uint64_t hash() const noexcept { return hash_; }
@@ -205,6 +225,7 @@ class origin_node : public stat::statistic_node {
   std::string origin_;
   std::uint64_t hash_;
   std::uint64_t origin_hash_;
+  kind kind_;
   origin_node* next_ = nullptr;
 };
 

@@ -1,8 +1,10 @@
 #include "node/node_registry.hpp"
 
 #include <bit>
+#include <chrono>
 #include <functional>
 #include <new>
+#include <random>
 
 namespace floodgate::node {
 
@@ -22,6 +24,21 @@ std::uint64_t pair_hash(const void* a, const void* b) noexcept {
 }
 
 }  // namespace
+
+name_hash_key draw_name_hash_key() noexcept {
+  try {
+    std::random_device device;
+    const auto word = [&] { return (std::uint64_t{device()} << 32) ^ device(); };
+    return {word(), word(), word()};
+  } catch (...) {
+    // No entropy device: the clock and where the stack is are still unknown to a remote caller.
+    int local = 0;
+    const auto t = static_cast<std::uint64_t>(
+        std::chrono::steady_clock::now().time_since_epoch().count());
+    const auto a = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(&local));
+    return {mix(t), mix(t ^ a), mix(a + 0x9e3779b97f4a7c15ULL)};
+  }
+}
 
 namespace detail {
 
@@ -189,20 +206,45 @@ origin_node* node_registry::origin(cluster_node& resource, std::string_view orig
   if (origin_node* n = origins_.find(h, eq)) {
     return n;
   }
+  if (origins_.size() >= origins_.cap()) {
+    return overflow_origin(resource);  // full: do not allocate a node only to drop it
+  }
   origin_node* fresh = nullptr;
   try {
     fresh = new origin_node(resource, std::string(origin), h, origin_hash, windows_);
   } catch (...) {
-    overflow_.origins.fetch_add(1, std::memory_order_relaxed);
-    return nullptr;
+    return overflow_origin(resource);
   }
   origin_node* n = origins_.insert(h, fresh, eq);
   if (n == nullptr) {
-    overflow_.origins.fetch_add(1, std::memory_order_relaxed);
-  } else if (n == fresh) {
+    return overflow_origin(resource);
+  }
+  if (n == fresh) {
     resource.push_origin(fresh);
   }
   return n;
+}
+
+origin_node* node_registry::overflow_origin(cluster_node& resource) noexcept {
+  overflow_.origins.fetch_add(1, std::memory_order_relaxed);
+  if (origin_node* n = resource.overflow_origin()) {
+    return n;
+  }
+  origin_node* fresh = nullptr;
+  try {
+    fresh = new origin_node(resource, std::string(overflow_origin_name), 0, 0, windows_,
+                            origin_node::kind::overflow);
+  } catch (...) {
+    return nullptr;  // out of memory: the entry is counted on the resource only
+  }
+  origin_node* expected = nullptr;
+  if (!resource.overflow_origin_.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel,
+                                                         std::memory_order_acquire)) {
+    delete fresh;
+    return expected;
+  }
+  resource.push_origin(fresh);
+  return fresh;
 }
 
 template class detail::node_table<cluster_node>;

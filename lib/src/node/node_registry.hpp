@@ -43,19 +43,37 @@ inline std::uint64_t fold_multiply(std::uint64_t a, std::uint64_t b) noexcept {
 }
 }  // namespace detail
 
-/** The hash of a resource, context or origin name, on every entry by name: reads the name 8 or
-    16 bytes at a time and mixes with folded 128-bit multiplies (a few instructions for the
-    usual names of under 16 bytes). Not seeded: the tables it indexes are capped and compare
-    whole names, so collisions cost time, never correctness. */
-inline std::uint64_t hash_name(std::string_view s) noexcept {
+/// The per-process secret of @ref hash_name: three random words.
+struct name_hash_key {
+  std::uint64_t seed;
+  std::uint64_t block;
+  std::uint64_t last;
+};
+/// Draws a key from std::random_device (falling back to the clock and an address).
+name_hash_key draw_name_hash_key() noexcept;
+
+namespace detail {
+/// The process's key, drawn on first use (so it is ready whatever static initialisation runs).
+inline const name_hash_key& process_name_hash_key() noexcept {
+  static const name_hash_key key = draw_name_hash_key();
+  return key;
+}
+}  // namespace detail
+
+/** The hash of a resource, context or origin name under `key`: reads the name 8 or 16 bytes at
+    a time and mixes with folded 128-bit multiplies (a few instructions for the usual names of
+    under 16 bytes). The key enters every multiply, so a caller who does not know it cannot
+    choose names that collide (an unkeyed operand equal to the constant would zero the product
+    and erase everything hashed before it). */
+inline std::uint64_t hash_name(std::string_view s, const name_hash_key& key) noexcept {
   constexpr std::uint64_t k0 = 0xa0761d6478bd642fULL;
   constexpr std::uint64_t k1 = 0xe7037ed1a0b428dbULL;
   constexpr std::uint64_t k2 = 0x8ebc6af09c88c6e3ULL;
   const char* p = s.data();
   std::size_t n = s.size();
-  std::uint64_t h = k0 ^ (static_cast<std::uint64_t>(n) * k1);
+  std::uint64_t h = key.seed ^ k0 ^ (static_cast<std::uint64_t>(n) * k1);
   while (n > 16) {
-    h = detail::fold_multiply(detail::load_u64(p) ^ k1, detail::load_u64(p + 8) ^ h);
+    h = detail::fold_multiply(detail::load_u64(p) ^ key.block ^ k1, detail::load_u64(p + 8) ^ h);
     p += 16;
     n -= 16;
   }
@@ -72,7 +90,13 @@ inline std::uint64_t hash_name(std::string_view s) noexcept {
         (std::uint64_t{static_cast<unsigned char>(p[n / 2])} << 8) |
         static_cast<unsigned char>(p[n - 1]);
   }
-  return detail::fold_multiply(a ^ k2, b ^ h) ^ n;
+  return detail::fold_multiply(a ^ key.last ^ k2, b ^ h) ^ n;
+}
+
+/** hash_name under the process's random key (SPEC §9: hashes of caller-chosen strings are
+    seeded). Every table of names in the process uses this one. */
+inline std::uint64_t hash_name(std::string_view s) noexcept {
+  return hash_name(s, detail::process_name_hash_key());
 }
 
 /** Whether two names are equal: names of 4 to 16 bytes (most resource, context and origin
@@ -159,7 +183,9 @@ class node_registry {
     return find_default_node(entrance, resource, parent);
   }
 
-  /// The (resource, origin) node; null for an empty origin or past the cap.
+  /** The (resource, origin) node; null for an empty origin. Past the cap of (resource, origin)
+      pairs, the resource's shared overflow node (@ref cluster_node::overflow_origin): origins
+      beyond the cap still count, and rules on origins still limit them, together. */
   origin_node* origin(cluster_node& resource, std::string_view origin) noexcept {
     return this->origin(resource, origin, hash_name(origin));
   }
@@ -180,7 +206,7 @@ class node_registry {
       return last;
     }
     origin_node* n = this->origin(resource, origin, origin_hash);
-    if (n != nullptr) {
+    if (n != nullptr && !n->overflow()) {  // the overflow node stands for many names
       slot.store(reinterpret_cast<std::uint64_t>(n), std::memory_order_release);
     }
     return n;
@@ -208,6 +234,8 @@ class node_registry {
  private:
   default_node* find_default_node(entrance_node& entrance, cluster_node& resource,
                                   child_list& parent) noexcept;
+  /// Counts an origin past the cap and returns `resource`'s overflow node, created on first use.
+  origin_node* overflow_origin(cluster_node& resource) noexcept;
 
   registry_limits limits_;
   stat::window_config windows_;
