@@ -264,7 +264,7 @@ entry engine_impl::enter(context& ctx, node::cluster_node* cluster,
   const auto pin = pinned.keep();  // released by exit()
   const entry::pass_state state{
       &ctx,   cluster, node,      origin,     ctx.current_, rules,      &snap,
-      now_ms, now_ns,  v.wait_ns, ctx.depth_, pin.stripe,   pin.parity, options.precise_duration};
+      now_ms, now_ns,  v.wait_ns, ctx.depth_, pin.stripe,   pin.slot, options.precise_duration};
   if (ctx.depth_ < context::max_depth) {
     ctx.current_ = node;
   }
@@ -336,7 +336,7 @@ void engine_impl::exit(entry& e) noexcept {
     e.ctx_->depth_ = e.depth_;
     e.ctx_->current_ = e.parent_;
   }
-  snapshot_.release(e.pin_stripe_, e.pin_parity_);
+  snapshot_.release(e.pin_stripe_, e.pin_slot_);
   e.snapshot_ = nullptr;
 }
 

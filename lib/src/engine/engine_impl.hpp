@@ -108,4 +108,9 @@ class engine_impl {
   std::unique_ptr<point_memo[]> points_;  // one per writer shard, written by its owner only
 };
 
+/// The engine's private state, for floodgate's own tests and tools (not the public API).
+struct engine_access {
+  static engine_impl& impl(engine& e) noexcept { return *e.impl_; }
+};
+
 }  // namespace floodgate::detail

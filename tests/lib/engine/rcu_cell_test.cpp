@@ -25,15 +25,15 @@ TEST(RcuCell, ReplacedValueIsFreedOnlyAfterItsReadersLeave) {
   cell.publish(std::make_unique<const tracked>(2, live));
   cell.publish(std::make_unique<const tracked>(3, live));
   EXPECT_EQ(pin.value->value, 1);  // still readable
-  EXPECT_EQ(live.load(), 3);
-  cell.release(pin.stripe, pin.parity);
+  EXPECT_EQ(live.load(), 2) << "value 2 was never pinned: freed as soon as it was replaced";
+  cell.release(pin.stripe, pin.slot);
   cell.reclaim();
   cell.reclaim();
   EXPECT_EQ(live.load(), 1);
   EXPECT_EQ(cell.retired_count(), 0u);
   const auto now = cell.acquire();
   EXPECT_EQ(now.value->value, 3);
-  cell.release(now.stripe, now.parity);
+  cell.release(now.stripe, now.slot);
 }
 
 TEST(RcuCell, PinReleasedOnAnotherThreadStillHoldsTheValueUntilThen) {
@@ -44,7 +44,7 @@ TEST(RcuCell, PinReleasedOnAnotherThreadStillHoldsTheValueUntilThen) {
   cell.reclaim();
   cell.reclaim();
   EXPECT_EQ(live.load(), 2);  // the pinned value survives
-  std::thread([&] { cell.release(pin.stripe, pin.parity); }).join();
+  std::thread([&] { cell.release(pin.stripe, pin.slot); }).join();
   cell.reclaim();
   cell.reclaim();
   EXPECT_EQ(live.load(), 1);
@@ -52,8 +52,34 @@ TEST(RcuCell, PinReleasedOnAnotherThreadStillHoldsTheValueUntilThen) {
   // The counts balance: a value pinned and released on this thread is freed as well.
   const auto again = cell.acquire();
   cell.publish(std::make_unique<const tracked>(3, live));
-  cell.release(again.stripe, again.parity);
+  cell.release(again.stripe, again.slot);
   cell.reclaim();
+  cell.reclaim();
+  EXPECT_EQ(live.load(), 1);
+  EXPECT_EQ(cell.retired_count(), 0u);
+}
+
+TEST(RcuCell, APinHoldsOnlyItsOwnValue) {
+  // A reader that never leaves (a stuck request) keeps its value alive, and nothing else: the
+  // values published after it are freed as they are replaced.
+  std::atomic<int> live{0};
+  rcu_cell<tracked> cell(std::make_unique<const tracked>(0, live));
+  const auto stuck = cell.acquire();
+  for (int i = 1; i <= 200; ++i) {
+    cell.publish(std::make_unique<const tracked>(i, live));
+  }
+  EXPECT_EQ(live.load(), 2) << "the pinned value and the current one";
+  EXPECT_EQ(cell.retired_count(), 1u);
+  EXPECT_EQ(stuck.value->value, 0);
+  // A second stuck reader, in the middle: three values alive, whatever follows.
+  const auto second = cell.acquire();
+  for (int i = 201; i <= 400; ++i) {
+    cell.publish(std::make_unique<const tracked>(i, live));
+  }
+  EXPECT_EQ(live.load(), 3);
+  EXPECT_EQ(second.value->value, 200);
+  cell.release(stuck.stripe, stuck.slot);
+  cell.release(second.stripe, second.slot);
   cell.reclaim();
   EXPECT_EQ(live.load(), 1);
   EXPECT_EQ(cell.retired_count(), 0u);
@@ -71,7 +97,7 @@ TEST(RcuCell, ConcurrentReadersAndPublishersNeverSeeAFreedValue) {
         const auto p = cell.acquire();
         EXPECT_GE(p.value->value, 0);
         EXPECT_EQ(&p.value->live_, &live);
-        cell.release(p.stripe, p.parity);
+        cell.release(p.stripe, p.slot);
         reads.fetch_add(1, std::memory_order_relaxed);
       }
     });

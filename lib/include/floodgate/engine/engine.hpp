@@ -23,6 +23,7 @@ namespace floodgate {
 namespace detail {
 class engine_impl;
 }
+struct engine_access;
 namespace node {
 class cluster_node;
 class node_registry;
@@ -132,3 +133,4 @@ class engine {
 };
 
 }  // namespace floodgate
+  friend struct detail::engine_access;

@@ -79,7 +79,7 @@ class [[nodiscard]] entry {
     std::int64_t wait_ns;
     std::int32_t depth;
     std::uint8_t pin_stripe;
-    std::uint8_t pin_parity;
+    std::uint16_t pin_slot;
     bool precise;
   };
 
@@ -103,7 +103,7 @@ class [[nodiscard]] entry {
         acquire_(acquire),
         depth_(p.depth),
         pin_stripe_(p.pin_stripe),
-        pin_parity_(p.pin_parity),
+        pin_slot_(p.pin_slot),
         type_(type),
         status_(status::passed),
         error_(false),
@@ -135,7 +135,7 @@ class [[nodiscard]] entry {
   std::uint32_t acquire_ = 1;
   std::int32_t depth_ = -1;
   std::uint8_t pin_stripe_ = 0;
-  std::uint8_t pin_parity_ = 0;
+  std::uint16_t pin_slot_ = 0;
   entry_type type_ = entry_type::outbound;
   status status_ = status::empty;
   bool error_ = false;
