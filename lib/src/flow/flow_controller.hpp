@@ -27,9 +27,9 @@ class flow_controller {
       case 1:
         return std::get_if<1>(&impl_)->check(req, *node.stats);
       case 2:
-        return std::get_if<2>(&impl_)->check(req);
+        return std::get_if<2>(&impl_)->check(req, booking);
       default:
-        return std::get_if<3>(&impl_)->check(req, *node.stats);
+        return std::get_if<3>(&impl_)->check(req, *node.stats, booking);
     }
   }
 
@@ -49,6 +49,15 @@ class flow_controller {
   void refund(std::int64_t window, std::uint32_t acquire) noexcept {
     if (auto* c = std::get_if<default_controller>(&impl_)) {
       c->refund(window, acquire);
+    }
+  }
+
+  /// Gives back a throttling place (flow_booking::queued) of a request blocked later.
+  void unqueue(std::int64_t from_ns, std::int64_t to_ns) noexcept {
+    if (auto* c = std::get_if<throttling_controller>(&impl_)) {
+      c->unqueue(from_ns, to_ns);
+    } else if (auto* w = std::get_if<warm_up_throttling_controller>(&impl_)) {
+      w->unqueue(from_ns, to_ns);
     }
   }
 

@@ -52,6 +52,11 @@ struct resource_flow_rules::impl {
       rules[static_cast<std::size_t>(std::countr_zero(bits))].controller->refund(
           tokens.flow_admit_window, acquire);
     }
+    if (tokens.flow_queued != 0) {
+      rules[static_cast<std::size_t>(std::countr_zero(tokens.flow_queued))].controller->unqueue(
+          tokens.flow_queue_from_ns, tokens.flow_queue_to_ns);
+      tokens.flow_queued = 0;
+    }
     release(tokens);
     tokens.flow_admitted = 0;
   }
@@ -158,6 +163,13 @@ slot_verdict resource_flow_rules::impl::check_from(std::size_t first, const chec
       }
       if (booking.held) {
         tokens.flow_held |= bit;
+      }
+      // A place in a throttling queue; with several, the first is given back on a block (the
+      // others wait behind it anyway, or stay taken: errs towards fewer admissions).
+      if (booking.queued && tokens.flow_queued == 0) {
+        tokens.flow_queued = bit;
+        tokens.flow_queue_from_ns = booking.queue_from_ns;
+        tokens.flow_queue_to_ns = booking.queue_to_ns;
       }
     }
     if (booking.pass_booked) {

@@ -35,22 +35,34 @@ std::int64_t throttling_controller::cost_ns(std::uint32_t acquire, double qps) n
   return static_cast<std::int64_t>(std::min(cost, max_cost_ns));
 }
 
-slot_verdict throttling_controller::check(const flow_request& req) noexcept {
+slot_verdict throttling_controller::check(const flow_request& req,
+                                          flow_booking& booking) noexcept {
   if (req.acquire == 0) {
     return slot_verdict::pass();
   }
   if (!(count_ > 0)) {
     return blocked(0);
   }
-  return queue(req.now_ns, cost_ns(req.acquire, count_));
+  return queue(req.now_ns, cost_ns(req.acquire, count_), booking);
 }
 
-slot_verdict throttling_controller::queue(std::int64_t now_ns, std::int64_t cost) noexcept {
+void throttling_controller::unqueue(std::int64_t from_ns, std::int64_t to_ns) noexcept {
+  std::int64_t expected = to_ns;
+  latest_passed_ns_.compare_exchange_strong(expected, from_ns, std::memory_order_acq_rel,
+                                            std::memory_order_acquire);
+}
+
+slot_verdict throttling_controller::queue(std::int64_t now_ns, std::int64_t cost,
+                                          flow_booking& booking) noexcept {
   std::int64_t latest = latest_passed_ns_.load(std::memory_order_acquire);
   for (;;) {
     if (latest == never_passed || latest + cost <= now_ns) {
+      const std::int64_t from = latest;
       if (latest_passed_ns_.compare_exchange_weak(latest, now_ns, std::memory_order_acq_rel,
                                                   std::memory_order_acquire)) {
+        booking.queued = true;
+        booking.queue_from_ns = from;
+        booking.queue_to_ns = now_ns;
         return slot_verdict::pass();
       }
       continue;
@@ -60,8 +72,12 @@ slot_verdict throttling_controller::queue(std::int64_t now_ns, std::int64_t cost
     if (wait > max_queueing_ns_) {
       return blocked(wait - max_queueing_ns_);
     }
+    const std::int64_t from = latest;
     if (latest_passed_ns_.compare_exchange_weak(latest, turn, std::memory_order_acq_rel,
                                                 std::memory_order_acquire)) {
+      booking.queued = true;
+      booking.queue_from_ns = from;
+      booking.queue_to_ns = turn;
       return slot_verdict::wait(wait);
     }
   }

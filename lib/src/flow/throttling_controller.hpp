@@ -28,12 +28,23 @@ class throttling_controller {
  public:
   throttling_controller(double count, std::int32_t max_queueing_time_ms) noexcept;
 
-  /// Sentinel's canPass: `acquire == 0` passes, `count <= 0` blocks.
-  slot_verdict check(const flow_request& req) noexcept;
+  /// Sentinel's canPass: `acquire == 0` passes, `count <= 0` blocks. A pass or a wait records
+  /// in `booking` how it moved the schedule.
+  slot_verdict check(const flow_request& req, flow_booking& booking) noexcept;
+  /// check() when nothing needs giving back.
+  slot_verdict check(const flow_request& req) noexcept {
+    flow_booking unused;
+    return check(req, unused);
+  }
 
   /** Schedules one request that takes `cost_ns` of the schedule: pass, wait, or block. Shared
       with @ref warm_up_throttling_controller, whose cost changes as it warms up. */
-  slot_verdict queue(std::int64_t now_ns, std::int64_t cost_ns) noexcept;
+  slot_verdict queue(std::int64_t now_ns, std::int64_t cost_ns, flow_booking& booking) noexcept;
+
+  /** Gives back a place a later rule made useless (the request was blocked after all): the
+      schedule returns from `to_ns` to `from_ns` unless a later request queued behind it (its
+      place is then kept: giving it back would let the next two through closer than `cost`). */
+  void unqueue(std::int64_t from_ns, std::int64_t to_ns) noexcept;
 
   /// Nanoseconds one request of `acquire` tokens takes at `qps`.
   static std::int64_t cost_ns(std::uint32_t acquire, double qps) noexcept;

@@ -8,7 +8,8 @@
 namespace floodgate::flow {
 
 slot_verdict warm_up_throttling_controller::check(const flow_request& req,
-                                                  const stat::statistic_node& node) noexcept {
+                                                  const stat::statistic_node& node,
+                                                  flow_booking& booking) noexcept {
   bucket_.sync_token(req.now_ms, detail::java_long(node.previous_pass_qps(req.now_ms)));
   if (req.acquire == 0) {
     return slot_verdict::pass();
@@ -22,7 +23,7 @@ slot_verdict warm_up_throttling_controller::check(const flow_request& req,
     b.reason = block_reason::flow;
     return slot_verdict::blocked(b);
   }
-  return schedule_.queue(req.now_ns, throttling_controller::cost_ns(req.acquire, rate));
+  return schedule_.queue(req.now_ns, throttling_controller::cost_ns(req.acquire, rate), booking);
 }
 
 }  // namespace floodgate::flow

@@ -31,7 +31,18 @@ class warm_up_throttling_controller {
       : bucket_(count, warm_up_period_sec, cold_factor), schedule_(count, max_queueing_time_ms) {}
 
   /// Syncs the bucket with `node`'s previous second, then schedules the request.
-  slot_verdict check(const flow_request& req, const stat::statistic_node& node) noexcept;
+  slot_verdict check(const flow_request& req, const stat::statistic_node& node,
+                     flow_booking& booking) noexcept;
+  /// check() when nothing needs giving back.
+  slot_verdict check(const flow_request& req, const stat::statistic_node& node) noexcept {
+    flow_booking unused;
+    return check(req, node, unused);
+  }
+
+  /// See throttling_controller::unqueue.
+  void unqueue(std::int64_t from_ns, std::int64_t to_ns) noexcept {
+    schedule_.unqueue(from_ns, to_ns);
+  }
 
   /// The token bucket that sets the rate.
   const warm_up_controller& bucket() const noexcept { return bucket_; }

@@ -44,6 +44,11 @@ struct entry_tokens {
   /// the statistic slot then counts concurrency only, as Sentinel does for PriorityWaitException.
   bool pass_booked = false;
   std::uint8_t param_held_count = 0;
+  /// Bit i: took a place in throttling flow rule i's queue, moving its schedule from
+  /// flow_queue_from_ns to flow_queue_to_ns (one place is kept per entry; set only with the bit).
+  std::uint32_t flow_queued = 0;
+  std::int64_t flow_queue_from_ns;
+  std::int64_t flow_queue_to_ns;
   /// Per-value in-flight counters held: the first param_held_count are set (the rest are
   /// never read, so they are not zeroed on every entry).
   std::array<void*, 4> param_held;
