@@ -142,5 +142,25 @@ void BM_EntryExit_ParamFlowStringArgument(benchmark::State& state) {
 }
 BENCHMARK(BM_EntryExit_ParamFlowStringArgument);
 
+// What a guard with rate-limit headers on adds: engine::quota for every entry (issue 17).
+void BM_EntryQuotaExit_QpsRuleAndBreaker(benchmark::State& state) {
+  engine& eng = shared_engine({.flow = {qps_rule(unlimited)}, .degrade = {slow_breaker()}});
+  context ctx{eng, "http-inbound", "billing"};
+  for (int i = 0; i < 1000; ++i) {
+    auto e = eng.enter(ctx, "GET:/hello", inbound);
+  }
+  std::uint64_t remaining = 0;
+  const auto before = bench::allocations();
+  for (auto _ : state) {
+    auto e = eng.enter(ctx, "GET:/hello", inbound);
+    remaining += eng.quota(ctx, e).remaining;
+    benchmark::DoNotOptimize(e);
+  }
+  benchmark::DoNotOptimize(remaining);
+  state.counters["allocs/op"] = benchmark::Counter(
+      static_cast<double>(bench::allocations() - before), benchmark::Counter::kAvgIterations);
+}
+BENCHMARK(BM_EntryQuotaExit_QpsRuleAndBreaker);
+
 }  // namespace
 }  // namespace floodgate

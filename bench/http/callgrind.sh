@@ -7,7 +7,9 @@
 # requests wrk completed. The difference of the two modes is what the middleware costs.
 #
 # Environment: BUILD_DIR (build/release; a build with -g names functions in the profiles),
-# SECONDS_PER_MODE (5), OUT (a fresh temporary directory, kept for callgrind_annotate).
+# SECONDS_PER_MODE (5), OUT (a fresh temporary directory, kept for callgrind_annotate),
+# EXTRA_FLAGS (e.g. "--rate-limit-headers ietf": also profiles the guarded demo with these flags
+# and prints what they add).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$repo"
@@ -53,3 +55,9 @@ read -r baseline_requests baseline < <(profile "$out/baseline" --no-guard)
 echo "guarded:    $guarded instructions per request ($guarded_requests requests)"
 echo "--no-guard: $baseline instructions per request ($baseline_requests requests)"
 echo "middleware: $((guarded - baseline)) instructions per request (profiles in $out)"
+if [ -n "${EXTRA_FLAGS:-}" ]; then
+  # shellcheck disable=SC2086  # the flags are words
+  read -r extra_requests extra < <(profile "$out/extra" $EXTRA_FLAGS)
+  echo "guarded $EXTRA_FLAGS: $extra instructions per request ($extra_requests requests)"
+  echo "$EXTRA_FLAGS adds: $((extra - guarded)) instructions per request"
+fi

@@ -181,6 +181,7 @@ request_handler make_main_handler(engine& eng, const floodgate::beast::route_tab
     floodgate::beast::guard_options g;
     g.routes = &routes;
     g.origin_header = options.origin_header;
+    g.rate_limit_headers = options.rate_limit_headers;
     h.guarded = std::make_shared<main_handler::guarded_type>(eng, std::move(g), endpoints{eng});
   }
   return h;

@@ -1,6 +1,8 @@
 // Command-line flags of floodgate-demo (SPEC §5).
 #pragma once
 
+#include <floodgate/beast/rate_limit_headers.hpp>
+
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -17,6 +19,9 @@ struct demo_options {
   std::string origin_header = "X-Origin";
   bool guard = true;                ///< --no-guard: the same server without the middleware
   std::chrono::milliseconds drain_timeout{10'000};
+  /// --rate-limit-headers: the fields telling clients their limit
+  floodgate::beast::rate_limit_header_style rate_limit_headers =
+      floodgate::beast::rate_limit_header_style::off;
 };
 
 /// Either options, or the message to print (usage or an error) and the exit code.

@@ -246,7 +246,7 @@ entry engine_impl::enter(context& ctx, node::cluster_node* cluster,
     if (origin != nullptr) origin->add_block(at, n);
     if (inbound) registry_.inbound().add_block(at, n);
     cluster->totals().blocked[static_cast<std::size_t>(v.block.reason)].add(at);
-    return entry(this, n, options.type, cluster, v.block);
+    return entry(this, n, options.type, cluster, origin, v.block);
   }
 
   // StatisticSlot: count the pass after every check succeeded.
@@ -354,6 +354,25 @@ entry engine::enter(context& ctx, std::string_view resource,
 
 entry engine::enter(context& ctx, resource_handle resource, const entry_options& options) noexcept {
   return impl_->enter(ctx, resource.node_, options);
+}
+
+quota_status engine::quota(const context& ctx, const entry& e) const noexcept {
+  if (e.cluster_ == nullptr || !(e.passed() || e.blocked())) {
+    return {};
+  }
+  const auto pinned = impl_->snapshot().read();
+  const detail::resource_rules* rules = pinned->rules_for(*e.cluster_);
+  if (rules == nullptr || !rules->flow) {
+    return {};
+  }
+  const std::int32_t blocking_rule =
+      e.blocked() && e.block().reason == block_reason::flow ? e.block().rule_index : -1;
+  const flow_quota q = rules->flow->strictest_quota(impl_->time().now_ms(), ctx.origin(),
+                                                    *e.cluster_, e.origin_node_, blocking_rule);
+  if (q.rule_index < 0) {
+    return {};
+  }
+  return {q.limit, q.remaining, std::chrono::milliseconds(q.reset_ms), q.rule_index};
 }
 
 resource_handle engine::resource(std::string_view name) noexcept {

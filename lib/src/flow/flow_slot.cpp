@@ -205,6 +205,72 @@ void resource_flow_rules::on_blocked_later(const check_context& ctx,
   impl_->give_back(ctx.acquire, tokens);
 }
 
+namespace {
+
+// The quota of one QPS rule on `node` at `now_ms`: Sentinel's reading of the window (passes per
+// second, truncated), and the time until the newest bucket holding passes leaves the window.
+flow_quota quota_on(const stat::statistic_node& node, double count, std::int64_t now_ms) noexcept {
+  const auto& cfg = node.config();
+  const std::int64_t bucket_ms = node.bucket_ms();
+  const std::uint64_t passes = node.window_sum(stat::metric_event::pass, now_ms);
+  const std::uint64_t per_second =
+      cfg.second_interval_ms == 1000
+          ? passes
+          : passes * 1000 / static_cast<std::uint64_t>(cfg.second_interval_ms);
+  flow_quota q;
+  q.limit = static_cast<std::uint64_t>(count);  // validated: 0 <= count <= max_rule_count
+  q.remaining = q.limit > per_second ? q.limit - per_second : 0;
+  const std::int64_t w = node.bucket_divider().divide(std::max<std::int64_t>(now_ms, 0));
+  for (std::int64_t u = w; u > w - cfg.second_sample_count && u >= 0; --u) {
+    if (node.window_pass_at(u * bucket_ms, now_ms) != 0) {
+      q.reset_ms = (u + cfg.second_sample_count) * bucket_ms - now_ms;
+      break;
+    }
+  }
+  return q;
+}
+
+}  // namespace
+
+flow_quota resource_flow_rules::strictest_quota(std::int64_t now_ms, std::string_view origin,
+                                                const stat::statistic_node& cluster,
+                                                const stat::statistic_node* origin_node,
+                                                std::int32_t blocking_rule) const noexcept {
+  flow_quota best;
+  for (const compiled_rule& r : impl_->rules) {
+    const flow_rule& rule = r.rule;
+    if (rule.grade != flow_grade::qps || rule.behavior != control_behavior::reject ||
+        rule.strategy != flow_strategy::direct || r.dry_run) {
+      continue;
+    }
+    const stat::statistic_node* node = nullptr;
+    switch (r.kind) {
+      case flow::limit_app_kind::all:
+        node = &cluster;
+        break;
+      case flow::limit_app_kind::origin:
+        node = origin == rule.limit_app ? origin_node : nullptr;
+        break;
+      case flow::limit_app_kind::other:
+        node = flow::is_other_origin(origin, impl_->named) ? origin_node : nullptr;
+        break;
+    }
+    if (node == nullptr) {
+      continue;
+    }
+    flow_quota q = quota_on(*node, rule.count, now_ms);
+    q.rule_index = r.index;
+    if (r.index == blocking_rule) {
+      q.remaining = 0;
+    }
+    if (best.rule_index < 0 || q.remaining < best.remaining ||
+        (q.remaining == best.remaining && q.limit < best.limit)) {
+      best = q;
+    }
+  }
+  return best;
+}
+
 void resource_flow_rules::on_exit(const exit_context&, entry_tokens& tokens) const noexcept {
   impl_->release(tokens);
 }

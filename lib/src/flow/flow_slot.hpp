@@ -12,6 +12,14 @@
 
 namespace floodgate {
 
+/// What @ref resource_flow_rules::strictest_quota finds (engine::quota's source).
+struct flow_quota {
+  std::uint64_t limit = 0;
+  std::uint64_t remaining = 0;
+  std::int64_t reset_ms = 0;
+  std::int32_t rule_index = -1;  ///< -1: no rule applies
+};
+
 /** The flow rules of one resource, compiled with their traffic-shaping controllers.
 
     Immutable once built, except for the controllers' own atomic state. Built by the control
@@ -66,6 +74,15 @@ class resource_flow_rules {
   /// A later slot blocked the entry: give back what check() took.
   void on_blocked_later(const check_context& ctx, entry_tokens& tokens) const noexcept;
   void on_exit(const exit_context& ctx, entry_tokens& tokens) const noexcept;
+
+  /** Of the QPS reject rules with the direct strategy that apply to an entry of `origin` (whose
+      origin node is `origin_node`, may be null), the one with the fewest passes left in the
+      window at `now_ms` (see quota_status). `blocking_rule` (the flow index of the rule that
+      blocked the entry, or -1) has none left. No allocation, no side effect. */
+  flow_quota strictest_quota(std::int64_t now_ms, std::string_view origin,
+                             const stat::statistic_node& cluster,
+                             const stat::statistic_node* origin_node,
+                             std::int32_t blocking_rule) const noexcept;
 
   struct impl;
 

@@ -12,6 +12,7 @@
 #include <floodgate/stat/window_config.hpp>
 #include <floodgate/system/system_status.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -22,8 +23,8 @@ namespace floodgate {
 
 namespace detail {
 class engine_impl;
-}
 struct engine_access;
+}
 namespace node {
 class cluster_node;
 class node_registry;
@@ -55,6 +56,23 @@ struct engine_options {
   /// Load / CPU readings for system rules. Null means the process sampler, started only when
   /// system rules are loaded.
   std::shared_ptr<const system_status_source> system_status;
+};
+
+/** The strictest QPS limit that applied to an entry, for response headers that tell clients
+    their limit (the IETF RateLimit fields, Envoy's `x-ratelimit-*`). A plain value.
+
+    Of the entry's QPS flow rules with the reject behaviour and the direct strategy that apply to
+    its origin, the one with the fewest passes left (then the lowest count). `remaining` is what
+    the rule's node has left in the current one-second window after this entry, as the rule
+    reads it (`count` minus the window's passes, Sentinel's `(int) passQps`); 0 for the rule
+    that blocked the entry. `reset` is the time until every pass the window counts now has slid
+    out of it (the whole quota is back then; 0 when the window is empty). */
+struct quota_status {
+  std::uint64_t limit = 0;      ///< the rule's count per second, truncated
+  std::uint64_t remaining = 0;  ///< passes left in the window now
+  std::chrono::milliseconds reset{0};
+  std::int32_t rule_index = -1;  ///< the rule's place in the flow section; -1: no QPS rule applied
+  explicit operator bool() const noexcept { return rule_index >= 0; }
 };
 
 /// Outcome of @ref engine::load_rules: either applied, or rejected with every problem found.
@@ -94,6 +112,10 @@ class engine {
   entry enter(context& ctx, std::string_view resource, const entry_options& options = {}) noexcept;
   /// Enters a resource resolved with resource(); the cheapest way on a hot path.
   entry enter(context& ctx, resource_handle resource, const entry_options& options = {}) noexcept;
+  /** The strictest QPS limit that applied to `e`, entered (passed or blocked) within `ctx`, as
+      of now; empty when no such rule applies (or the entry passed unchecked). Lock-free and
+      never allocates; the request path calls it only when it reports limits to clients. */
+  quota_status quota(const context& ctx, const entry& e) const noexcept;
   /// Resolves (creating on first use) a resource; empty past the resource cap.
   resource_handle resource(std::string_view name) noexcept;
   /// Resolves (creating on first use) a context name; empty past the context-name cap.
@@ -129,8 +151,8 @@ class engine {
   std::shared_ptr<const system_status_source> system_status() const;
 
  private:
+  friend struct detail::engine_access;
   std::unique_ptr<detail::engine_impl> impl_;
 };
 
 }  // namespace floodgate
-  friend struct detail::engine_access;

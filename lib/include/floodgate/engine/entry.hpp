@@ -111,9 +111,10 @@ class [[nodiscard]] entry {
         out_(tokens) {}
   /// A block.
   entry(detail::engine_impl* engine, std::uint32_t acquire, entry_type type,
-        node::cluster_node* cluster, const block_info& b) noexcept
+        node::cluster_node* cluster, node::origin_node* origin, const block_info& b) noexcept
       : engine_(engine),
         cluster_(cluster),
+        origin_node_(origin),
         acquire_(acquire),
         type_(type),
         status_(status::blocked),
@@ -125,7 +126,7 @@ class [[nodiscard]] entry {
   context* ctx_ = nullptr;
   node::cluster_node* cluster_ = nullptr;
   node::default_node* node_ = nullptr;
-  node::origin_node* origin_node_ = nullptr;
+  node::origin_node* origin_node_ = nullptr;  ///< also kept by a block (engine::quota)
   node::default_node* parent_ = nullptr;  // restored as the context's current node on exit
   const detail::resource_rules* rules_ = nullptr;
   const detail::rule_snapshot* snapshot_ = nullptr;  // pinned until exit

@@ -96,7 +96,7 @@ class guarded_handler {
   entry enter(context& ctx, const http::request<Body, Fields>& req, const request_info& info,
               const route_match& match, std::string_view resource, std::string_view origin);
   template <class Result>
-  http::message_generator finish(entry& e, Result&& res) const;
+  http::message_generator finish(entry& e, Result&& res, const quota_status& quota) const;
 
   engine* engine_;
   guard_options options_;

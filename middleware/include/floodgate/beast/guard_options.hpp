@@ -2,6 +2,7 @@
 #pragma once
 
 #include <floodgate/beast/client_address.hpp>
+#include <floodgate/beast/rate_limit_headers.hpp>
 #include <floodgate/beast/route_table.hpp>
 #include <floodgate/chain/timer_queue.hpp>
 
@@ -51,6 +52,11 @@ struct guard_options {
       pass a manual_timer_queue on the engine's manual clock; a request waiting there leaves
       when its callback runs. */
   timer_queue* timers = nullptr;
+  /** Tell clients their limit on every guarded response, passed or blocked, that a QPS flow
+      rule applied to (engine::quota: the strictest such rule): Envoy's `x-ratelimit-*` fields
+      (`draft03`) or the IETF `RateLimit-Policy` / `RateLimit` fields (`ietf`). Off by default:
+      then nothing is computed. */
+  rate_limit_header_style rate_limit_headers = rate_limit_header_style::off;
 };
 
 }  // namespace floodgate::beast

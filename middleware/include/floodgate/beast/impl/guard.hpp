@@ -72,9 +72,13 @@ auto guarded_handler<Handler, Executor>::operator()(http::request<Body, Fields> 
   // Declared in this order so the entry exits (destructor) before its context goes.
   floodgate::context ctx{*engine_, entrance_.get(*engine_, options_.context_name), origin};
   entry e = enter(ctx, req, info, match, resource, origin);
+  const quota_status quota = options_.rate_limit_headers == rate_limit_header_style::off
+                                 ? quota_status{}
+                                 : engine_->quota(ctx, e);
   if (e.blocked()) {
-    co_return http::message_generator{
-        make_blocked_response(e.block(), resource, version, keep_alive)};
+    auto res = make_blocked_response(e.block(), resource, version, keep_alive);
+    set_rate_limit_headers(res, options_.rate_limit_headers, quota);
+    co_return http::message_generator{std::move(res)};
   }
   if (e.wait() > std::chrono::nanoseconds::zero()) {
     // Throttled: wait without holding the thread. Cancellation throws; the entry still exits.
@@ -89,9 +93,9 @@ auto guarded_handler<Handler, Executor>::operator()(http::request<Body, Fields> 
   std::exception_ptr failure;
   try {
     if constexpr (detail::awaitable_traits<result_type>::value) {
-      co_return finish(e, co_await detail::invoke_handler(handler_, std::move(req), scope));
+      co_return finish(e, co_await detail::invoke_handler(handler_, std::move(req), scope), quota);
     } else {
-      co_return finish(e, detail::invoke_handler(handler_, std::move(req), scope));
+      co_return finish(e, detail::invoke_handler(handler_, std::move(req), scope), quota);
     }
   } catch (...) {
     failure = std::current_exception();
@@ -171,10 +175,14 @@ entry guarded_handler<Handler, Executor>::enter(context& ctx,
 
 template <class Handler, class Executor>
 template <class Result>
-http::message_generator guarded_handler<Handler, Executor>::finish(entry& e, Result&& res) const {
+http::message_generator guarded_handler<Handler, Executor>::finish(
+    entry& e, Result&& res, const quota_status& quota) const {
   if constexpr (detail::is_response<std::decay_t<Result>>::value) {
     if (options_.is_error(res.result_int())) {
       e.trace_error();
+    }
+    if (quota) [[unlikely]] {
+      set_rate_limit_headers(res.base(), options_.rate_limit_headers, quota);
     }
   }
   e.exit();
