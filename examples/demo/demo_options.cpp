@@ -1,5 +1,7 @@
 #include "demo_options.hpp"
 
+#include <floodgate/rules/cluster_config.hpp>
+
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -18,6 +20,7 @@ constexpr std::string_view usage =
     "usage: floodgate-demo [--address A] [--port N] [--admin-port N] [--rules FILE]\n"
     "                      [--threads N] [--origin-header H] [--no-guard] [--drain-timeout-ms N]\n"
     "                      [--rate-limit-headers off|draft03|ietf]\n"
+    "                      [--redis URL]\n"
     "  --address A          listen address (127.0.0.1)\n"
     "  --port N             listen port (8080; 0 = any free port)\n"
     "  --admin-port N       admin API port on 127.0.0.1 (8719; 0 = any free port)\n"
@@ -26,13 +29,15 @@ constexpr std::string_view usage =
     "  --origin-header H    header naming the caller (X-Origin)\n"
     "  --no-guard           serve without the middleware (benchmark baseline)\n"
     "  --drain-timeout-ms N longest wait for requests in flight on shutdown (10000)\n"
+    "  --redis URL          Redis for clusterMode rules when the file's cluster: has no redis\n"
     "  --rate-limit-headers S  tell clients their limit: off, draft03 (x-ratelimit-*) or\n"
     "                       ietf (RateLimit-Policy, RateLimit) (off)\n";
 
 /// Every flag that takes a value (`--flag V` or `--flag=V`).
-constexpr std::array<std::string_view, 8> valued_flags = {
-    "--address",       "--port",           "--admin-port",        "--rules", "--threads",
-    "--origin-header", "--drain-timeout-ms", "--rate-limit-headers"};
+constexpr std::array<std::string_view, 9> valued_flags = {
+    "--address",       "--port",           "--admin-port", "--rules",
+    "--threads",       "--origin-header",  "--drain-timeout-ms",
+    "--redis",         "--rate-limit-headers"};
 
 template <class T>
 bool parse_number(std::string_view s, T& out, T min, T max) {
@@ -96,6 +101,10 @@ std::variant<demo_options, parse_failure> parse_options(int argc, const char* co
       long ms = 0;
       if (!parse_number<long>(value, ms, 0, 3'600'000)) return bad(flag, "must be 0..3600000");
       o.drain_timeout = std::chrono::milliseconds(ms);
+    } else if (flag == "--redis") {
+      std::string why;
+      if (!parse_redis_url(value, why)) return bad(flag, why);
+      o.redis = value;
     } else if (flag == "--rate-limit-headers") {
       if (!floodgate::beast::parse_rate_limit_header_style(value, o.rate_limit_headers)) {
         return bad(flag, "must be off, draft03 or ietf");

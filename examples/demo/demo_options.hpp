@@ -19,6 +19,8 @@ struct demo_options {
   std::string origin_header = "X-Origin";
   bool guard = true;                ///< --no-guard: the same server without the middleware
   std::chrono::milliseconds drain_timeout{10'000};
+  /// Redis for clusterMode rules whose file sets `cluster:` without `redis`.
+  std::string redis;
   /// --rate-limit-headers: the fields telling clients their limit
   floodgate::beast::rate_limit_header_style rate_limit_headers =
       floodgate::beast::rate_limit_header_style::off;

@@ -240,8 +240,8 @@ flow_quota resource_flow_rules::strictest_quota(std::int64_t now_ms, std::string
   for (const compiled_rule& r : impl_->rules) {
     const flow_rule& rule = r.rule;
     if (rule.grade != flow_grade::qps || rule.behavior != control_behavior::reject ||
-        rule.strategy != flow_strategy::direct || r.dry_run) {
-      continue;
+        rule.strategy != flow_strategy::direct || r.dry_run || rule.cluster_mode) {
+      continue;  // a clusterMode rule's quota is the fleet's, not this node's
     }
     const stat::statistic_node* node = nullptr;
     switch (r.kind) {
@@ -269,6 +269,16 @@ flow_quota resource_flow_rules::strictest_quota(std::int64_t now_ms, std::string
     }
   }
   return best;
+}
+
+void resource_flow_rules::for_each_lease(
+    const std::function<void(const flow_rule&, std::int32_t,
+                             const std::shared_ptr<cluster_lease>&)>& f) const {
+  for (const compiled_rule& r : impl_->rules) {
+    if (const auto* lease = r.controller->lease()) {
+      f(r.rule, r.index, *lease);
+    }
+  }
 }
 
 void resource_flow_rules::on_exit(const exit_context&, entry_tokens& tokens) const noexcept {
