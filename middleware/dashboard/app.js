@@ -443,7 +443,8 @@
     for (const n of nodes) {
       const li = el("li");
       li.appendChild(el("span", n.resource));
-      li.appendChild(el("span", " " + n.type + " · pass " + fmt(n.passQps) + "/s · block " + fmt(n.blockQps) + "/s", "kind"));
+      li.appendChild(el("span", " " + n.type + (n.passQps === undefined ? "" :
+        " · pass " + fmt(n.passQps) + "/s · block " + fmt(n.blockQps) + "/s"), "kind"));
       if (n.children && n.children.length) li.appendChild(treeList(n.children));
       ul.appendChild(li);
     }

@@ -353,20 +353,31 @@ def check_polling_fallback(browser, demo):
     import socket
     held = []
     try:
-        for _ in range(17):
+        browser.call("Page.navigate", {"url": "about:blank"})  # the page's own place frees
+        deadline = time.monotonic() + 20
+        while len(held) < 16:
             s = socket.create_connection(("127.0.0.1", demo.admin), timeout=10)
             s.sendall(b"GET /floodgate/stream HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-            held.append(s)
-            if s.recv(64).startswith(b"HTTP/1.1 503"):
-                break
-        else:
-            fail("the stream accepted more than 16 subscribers")
+            if s.recv(64).startswith(b"HTTP/1.1 200"):
+                held.append(s)
+            else:
+                s.close()
+                if time.monotonic() > deadline:
+                    fail("the closed page's stream place was not freed")
+                time.sleep(0.1)
+        s = socket.create_connection(("127.0.0.1", demo.admin), timeout=10)
+        s.sendall(b"GET /floodgate/stream HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        if not s.recv(64).startswith(b"HTTP/1.1 503"):
+            fail("the stream accepted a 17th subscriber")
+        s.close()
         browser.viewport(1280, 900)
         browser.call("Page.navigate", {"url": "http://127.0.0.1:%d/" % demo.admin})
-        ready = ("document.getElementById('connection').textContent.startsWith('polling') &&"
+        ready = ("(() => { try { return"
+                 " document.getElementById('connection').textContent.startsWith('polling') &&"
                  " document.querySelectorAll('#resources tbody tr').length > 0 &&"
                  " /probe in/.test(document.querySelector('#breakers').textContent) &&"
-                 " document.getElementById('reload-result').textContent === 'failed'")
+                 " document.getElementById('reload-result').textContent === 'failed';"
+                 " } catch (e) { return false; } })()")
         deadline = time.monotonic() + 30
         while not browser.evaluate(ready):
             if time.monotonic() > deadline:

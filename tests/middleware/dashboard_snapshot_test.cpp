@@ -18,11 +18,11 @@ namespace json = boost::json;
 
 class DashboardSnapshotTest : public ::testing::Test {
  protected:
-  DashboardSnapshotTest() {
+  std::unique_ptr<engine> make_engine() {
     engine_options o;
     o.time = &clock_;
     o.system_status = status_;
-    engine_ = std::make_unique<engine>(o);
+    return std::make_unique<engine>(o);
   }
 
   void hit(std::string_view resource, int n, bool error = false) {
@@ -38,7 +38,7 @@ class DashboardSnapshotTest : public ::testing::Test {
 
   manual_clock clock_;
   std::shared_ptr<manual_system_status> status_ = std::make_shared<manual_system_status>();
-  std::unique_ptr<engine> engine_;
+  std::unique_ptr<engine> engine_ = make_engine();
   dashboard_snapshot snapshot_{*engine_};
 };
 
