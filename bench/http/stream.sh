@@ -70,10 +70,10 @@ drive() {
   "${client_pin[@]}" wrk -t1 -c"$connections" -d"$1" -H 'X-Origin: bench' \
     "http://127.0.0.1:$2/hello" | awk '/Requests\/sec/ { print $2 }'
 }
-rss() { awk '/VmRSS/ { print $2 }' "/proc/${pid[streamed]}/status"; }
+rss() { awk '/VmRSS/ { print $2 }' "/proc/${pid[${1:-streamed}]}/status"; }
 
 for mode in "${modes[@]}"; do drive "$warmup" "${port[$mode]}" >/dev/null; done
-echo "rss before subscribers: $(rss) kB"
+echo "rss before subscribers: streamed $(rss) kB, quiet $(rss quiet) kB"
 total=$(( rounds * ${duration%s} + 5 ))
 "${client_pin[@]}" python3 bench/http/stream_clients.py "${admin[streamed]}" "$subscribers" "$total" \
   >"$tmp/clients" &
@@ -82,7 +82,8 @@ pids+=($clients)
 sleep 2  # the subscribers connect and receive the 5-minute history first
 echo "rss with $subscribers subscribers: $(rss) kB"
 
-printf '%-6s %12s %12s %12s %9s %9s %10s\n' round streamed quiet control 's/q' 'c/q' 'rss kB'
+printf '%-6s %12s %12s %12s %9s %9s %12s %12s\n' round streamed quiet control 's/q' 'c/q' \
+  'rss s (kB)' 'rss q (kB)'
 : >"$tmp/ratios"
 for round in $(seq 1 "$rounds"); do
   drivers=()
@@ -94,7 +95,8 @@ for round in $(seq 1 "$rounds"); do
   s=$(cat "$tmp/streamed.rps"); q=$(cat "$tmp/quiet.rps"); c=$(cat "$tmp/control.rps")
   sq=$(python3 -c "print(f'{$s/$q:.3f}')"); cq=$(python3 -c "print(f'{$c/$q:.3f}')")
   echo "$sq $cq" >>"$tmp/ratios"
-  printf '%-6s %12s %12s %12s %9s %9s %10s\n' "$round" "$s" "$q" "$c" "$sq" "$cq" "$(rss)"
+  printf '%-6s %12s %12s %12s %9s %9s %12s %12s\n' "$round" "$s" "$q" "$c" "$sq" "$cq" "$(rss)" \
+    "$(rss quiet)"
 done
 wait "$clients" || true
 read -r ok events bytes <"$tmp/clients"
