@@ -65,7 +65,8 @@ TEST_F(DashboardSnapshotTest, ResourcesIdleForAMinuteAreLeftOut) {
   hit("old", 1);
   clock_.advance_ms(61'000);
   hit("new", 1);
-  const json::array& rows = take().at("resources").as_array();
+  const json::value v = take();
+  const json::array& rows = v.at("resources").as_array();
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].as_array()[0].as_string(), "new");
 }

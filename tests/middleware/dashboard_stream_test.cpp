@@ -3,6 +3,7 @@
 #include <floodgate/chain/clock.hpp>
 #include <floodgate/chain/timer_queue.hpp>
 
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/write.hpp>
@@ -113,6 +114,8 @@ class DashboardStreamTest : public ::testing::Test {
   manual_clock clock_;
   manual_timer_queue timers_{clock_};
   asio::io_context io_;
+  /// poll() and run_for() would otherwise stop the context for good once it ran out of work.
+  asio::executor_work_guard<asio::io_context::executor_type> work_ = asio::make_work_guard(io_);
   asio::io_context client_io_;
   tcp::acceptor acceptor_{io_, {asio::ip::address_v4::loopback(), 0}};
   std::unique_ptr<dashboard_stream> stream_;
