@@ -191,4 +191,15 @@ request_handler make_admin_handler(const floodgate::beast::admin_api& admin) {
   return admin_handler{&admin};
 }
 
+connection_taker make_stream_taker(floodgate::beast::dashboard_stream& stream) {
+  return [&stream](const request& req, tcp::socket& socket) {
+    if (req.method() != http::verb::get ||
+        floodgate::beast::target_path(req.target()) != floodgate::beast::dashboard_stream::path) {
+      return false;
+    }
+    stream.subscribe(std::move(socket));
+    return true;
+  };
+}
+
 }  // namespace floodgate::demo

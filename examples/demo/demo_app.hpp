@@ -5,6 +5,7 @@
 #include "http_server.hpp"
 
 #include <floodgate/beast/admin_api.hpp>
+#include <floodgate/beast/dashboard_stream.hpp>
 #include <floodgate/beast/metrics_handler.hpp>
 #include <floodgate/beast/route_table.hpp>
 #include <floodgate/engine/engine.hpp>
@@ -29,5 +30,8 @@ request_handler make_main_handler(engine& eng, const floodgate::beast::route_tab
 
 /// The handler of the admin port.
 request_handler make_admin_handler(const floodgate::beast::admin_api& admin);
+
+/// Hands `GET /floodgate/stream` connections of the admin port to `stream`.
+connection_taker make_stream_taker(floodgate::beast::dashboard_stream& stream);
 
 }  // namespace floodgate::demo

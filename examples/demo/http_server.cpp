@@ -122,6 +122,7 @@ asio::awaitable<void> write_error(beast::tcp_stream& stream, http::status status
 
 asio::awaitable<void> session(std::shared_ptr<http_server::shard> sh,
                               std::shared_ptr<const request_handler> handler,
+                              std::shared_ptr<const connection_taker> taker,
                               std::shared_ptr<std::atomic<std::size_t>> connections,
                               server_limits limits, tcp::socket socket) {
   boost::system::error_code ec;
@@ -168,6 +169,10 @@ asio::awaitable<void> session(std::shared_ptr<http_server::shard> sh,
         break;
       }
       request req = parser.release();
+      stream.expires_never();
+      if (*taker && !sh->stopping && (*taker)(req, stream.socket())) {
+        co_return;  // the socket is someone else's now
+      }
       if (sh->stopping) {
         req.keep_alive(false);
       }
@@ -195,9 +200,11 @@ asio::awaitable<void> session(std::shared_ptr<http_server::shard> sh,
 }  // namespace
 
 http_server::http_server(std::vector<asio::io_context*> contexts, const tcp::endpoint& endpoint,
-                         request_handler handler, server_limits limits)
+                         request_handler handler, server_limits limits,
+                         connection_taker taker)
     : acceptor_(*contexts.at(0), endpoint),
       handler_(std::make_shared<const request_handler>(std::move(handler))),
+      taker_(std::make_shared<const connection_taker>(std::move(taker))),
       limits_(limits),
       connections_(std::make_shared<std::atomic<std::size_t>>(0)) {
   for (auto* c : contexts) {
@@ -228,7 +235,7 @@ asio::awaitable<void> http_server::accept_loop() {
     }
     socket.set_option(tcp::no_delay(true), ec);
     connections_->fetch_add(1, std::memory_order_acq_rel);
-    asio::co_spawn(*sh->context, session(sh, handler_, connections_, limits_, std::move(socket)),
+    asio::co_spawn(*sh->context, session(sh, handler_, taker_, connections_, limits_, std::move(socket)),
                    asio::detached);
   }
 }

@@ -30,6 +30,11 @@ using request = http::request<http::string_body>;
 using request_handler = std::function<asio::awaitable<http::message_generator>(
     request, floodgate::beast::request_info)>;
 
+/** Takes over a connection whose request it wants (e.g. a Server-Sent Events stream): it
+    moves the socket out and returns true, or leaves it alone and returns false so that the
+    request_handler answers. Runs on the connection's thread. */
+using connection_taker = std::function<bool(const request&, tcp::socket&)>;
+
 struct server_limits {
   std::size_t header_limit = 8 * 1024;    ///< request line + fields + blank line; larger: 431
   std::size_t body_limit = 1024 * 1024;   ///< larger bodies: 413
@@ -50,7 +55,8 @@ class http_server {
  public:
   /// Binds and listens (throws boost::system::system_error); accepts once start() is called.
   http_server(std::vector<asio::io_context*> contexts, const tcp::endpoint& endpoint,
-              request_handler handler, server_limits limits = {});
+              request_handler handler, server_limits limits = {},
+              connection_taker taker = {});
   ~http_server();
   http_server(const http_server&) = delete;
   http_server& operator=(const http_server&) = delete;
@@ -73,6 +79,7 @@ class http_server {
   std::vector<std::shared_ptr<shard>> shards_;
   tcp::acceptor acceptor_;
   std::shared_ptr<const request_handler> handler_;
+  std::shared_ptr<const connection_taker> taker_;
   server_limits limits_;
   std::shared_ptr<std::atomic<std::size_t>> connections_;
   std::size_t next_shard_ = 0;

@@ -5,6 +5,8 @@
 
 #include <floodgate/beast/admin_api.hpp>
 #include <floodgate/beast/cluster_metrics_collector.hpp>
+#include <floodgate/beast/dashboard_snapshot.hpp>
+#include <floodgate/beast/dashboard_stream.hpp>
 #include <floodgate/beast/metrics_collector.hpp>
 #include <floodgate/beast/metrics_handler.hpp>
 #include <floodgate/cluster/redis_cluster.hpp>
@@ -134,14 +136,20 @@ int run(const demo_options& options) {
   http_server server{workers,
                      {asio::ip::make_address(options.address), options.port},
                      make_main_handler(eng, routes, options, metrics, render_pool)};
+  // The dashboard's live feed; destroyed before the contexts its sockets live on.
+  floodgate::beast::dashboard_stream stream{admin_context.get_executor(),
+                                            floodgate::beast::dashboard_snapshot{eng, &watcher}};
   http_server admin_server{{&admin_context},
                            {asio::ip::address_v4::loopback(), options.admin_port},
-                           make_admin_handler(admin)};
+                           make_admin_handler(admin),
+                           {},
+                           make_stream_taker(stream)};
 
   std::vector<work_guard> guards;
   for (auto& c : contexts) guards.push_back(asio::make_work_guard(*c));
   server.start();
   admin_server.start();
+  stream.start();
   std::vector<std::thread> pool;
   for (auto& c : contexts) pool.emplace_back([&ctx = *c] { ctx.run(); });
 
@@ -159,6 +167,7 @@ int run(const demo_options& options) {
         if (ec) return;
         signals.async_wait(on_signal);  // armed first: finishing cancels it
         guards.clear();
+        stream.stop();  // subscribers are not requests to drain
         stop.begin();
       };
   signals.async_wait(on_signal);

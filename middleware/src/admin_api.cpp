@@ -6,6 +6,8 @@
 #include <floodgate/config/rule_file.hpp>
 #include <floodgate/config/rule_file_watcher.hpp>
 
+#include "admin_json.hpp"
+#include "dashboard_page.hpp"
 #include "node/node_registry.hpp"
 
 #include <boost/beast/http/field.hpp>
@@ -16,7 +18,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,24 +31,13 @@ namespace {
 /// The tree is at most context::max_depth deep; this only guards against a corrupted list.
 constexpr int max_tree_depth = 64;
 
-/// Whole numbers print as integers (`12`, not `1.2E1`); non-finite values as null.
-json::value number(double d) {
-  if (!std::isfinite(d)) {
-    return nullptr;
-  }
-  if (d == std::floor(d) && std::fabs(d) < 9.0e15) {
-    return static_cast<std::int64_t>(d);
-  }
-  return d;
-}
-
 void add_stats(json::object& o, const stat::statistic_node& n, std::int64_t now) {
-  o["passQps"] = number(n.pass_qps(now));
-  o["blockQps"] = number(n.block_qps(now));
-  o["successQps"] = number(n.success_qps(now));
-  o["exceptionQps"] = number(n.exception_qps(now));
-  o["avgRt"] = number(n.avg_rt(now));
-  o["minRt"] = number(n.min_rt(now));
+  o["passQps"] = json_number(n.pass_qps(now));
+  o["blockQps"] = json_number(n.block_qps(now));
+  o["successQps"] = json_number(n.success_qps(now));
+  o["exceptionQps"] = json_number(n.exception_qps(now));
+  o["avgRt"] = json_number(n.avg_rt(now));
+  o["minRt"] = json_number(n.min_rt(now));
   o["concurrency"] = n.concurrency();
   o["totalPass"] = n.total_pass(now);
   o["totalBlock"] = n.block_request(now);
@@ -75,17 +65,27 @@ std::int64_t unix_now_ms() {
       .count();
 }
 
-/// The watcher ends each problem with a newline; the JSON keeps the newlines between them only.
-std::string_view without_trailing_space(std::string_view s) {
-  const std::size_t last = s.find_last_not_of(" \t\r\n");
-  return s.substr(0, last == std::string_view::npos ? 0 : last + 1);
-}
-
 http::response<http::string_body> json_response(http::status status, std::string body,
                                                 unsigned version, bool keep_alive) {
   http::response<http::string_body> res{status, version};
   res.set(http::field::content_type, "application/json");
   res.body() = std::move(body);
+  res.keep_alive(keep_alive);
+  res.prepare_payload();
+  return res;
+}
+
+/// The dashboard: its scripts and style are inline, and the policy allows nothing else, so the
+/// page loads nothing from elsewhere and a string that slipped into markup could not run.
+http::response<http::string_body> page_response(unsigned version, bool keep_alive) {
+  http::response<http::string_body> res{http::status::ok, version};
+  res.set(http::field::content_type, "text/html; charset=utf-8");
+  res.set("Content-Security-Policy", detail::dashboard_csp());
+  res.set(http::field::cache_control, "no-store");
+  res.set("X-Content-Type-Options", "nosniff");
+  res.set("X-Frame-Options", "DENY");
+  res.set("Referrer-Policy", "no-referrer");
+  res.body() = detail::dashboard_html();
   res.keep_alive(keep_alive);
   res.prepare_payload();
   return res;
@@ -99,7 +99,7 @@ http::response<http::string_body> admin_api::handle(http::verb method, std::stri
   const auto ok = [&](const json::value& v) {
     return json_response(http::status::ok, json::serialize(v), version, keep_alive);
   };
-  const bool known = path == "/floodgate/resources" || path == "/floodgate/tree" ||
+  const bool known = path == "/" || path == "/floodgate/resources" || path == "/floodgate/tree" ||
                      path == "/floodgate/origins" || path == "/floodgate/rules" ||
                      path == "/floodgate/breakers" ||
                      (path == "/floodgate/reload" && options_.watcher != nullptr) ||
@@ -113,6 +113,9 @@ http::response<http::string_body> admin_api::handle(http::verb method, std::stri
                                    version, keep_alive);
     res.set(http::field::allow, "GET");
     return res;
+  }
+  if (path == "/") {
+    return page_response(version, keep_alive);
   }
   const std::int64_t now = engine_->time().now_ms();
 
@@ -138,10 +141,10 @@ http::response<http::string_body> admin_api::handle(http::verb method, std::stri
       json::object o;
       o["resource"] = e->name();
       o["type"] = "entrance";
-      o["passQps"] = number(e->pass_qps(now));
-      o["blockQps"] = number(e->block_qps(now));
-      o["successQps"] = number(e->success_qps(now));
-      o["avgRt"] = number(e->avg_rt(now));
+      o["passQps"] = json_number(e->pass_qps(now));
+      o["blockQps"] = json_number(e->block_qps(now));
+      o["successQps"] = json_number(e->success_qps(now));
+      o["avgRt"] = json_number(e->avg_rt(now));
       o["concurrency"] = e->concurrency();
       o["totalPass"] = e->total_pass(now);
       o["totalBlock"] = e->block_request(now);
@@ -201,8 +204,7 @@ http::response<http::string_body> admin_api::handle(http::verb method, std::stri
         [&](std::string_view resource, const circuit_breaker& b, std::int32_t index) {
           json::object o;
           o["resource"] = resource;
-          o["rule"] = b.rule().name.empty() ? "degrade[" + std::to_string(index) + "]"
-                                            : b.rule().name;
+          o["rule"] = breaker_rule_label(b, index);
           const breaker_state state = b.state();
           o["state"] = to_string(state);
           if (state == breaker_state::open) {
@@ -215,14 +217,7 @@ http::response<http::string_body> admin_api::handle(http::verb method, std::stri
     return ok(out);
   }
   if (path == "/floodgate/reload") {
-    const config::reload_status st = options_.watcher->status();
-    json::object o;
-    o["file"] = st.file;
-    o["time"] = st.time_unix_ms > 0 ? json::value(st.time_unix_ms) : json::value(nullptr);
-    o["ok"] = st.ok;
-    o["error"] = st.ok ? json::value(nullptr) : json::value(without_trailing_space(st.error));
-    o["successes"] = st.successes;
-    o["failures"] = st.failures;
+    const json::object o = reload_json(options_.watcher->status());
     return ok(o);
   }
   if (path == "/floodgate/cluster") {

@@ -194,6 +194,32 @@ TEST_F(AdminApiTest, UnknownPathsAreJson404AndOtherMethods405) {
   const auto post = admin_api{*engine_}.handle(http::verb::post, "/floodgate/rules", 11, true);
   EXPECT_EQ(post.result_int(), 405u);
   EXPECT_EQ(post[http::field::allow], "GET");
+  for (const char* path : {"/index.html", "/floodgate", "/floodgate/", "/floodgate/resources/x",
+                           "//", "/floodgate/stream"}) {
+    EXPECT_EQ(get(path).result_int(), 404u) << path;  // the stream is the server's to hand over
+  }
+}
+
+TEST_F(AdminApiTest, RootServesTheSelfContainedDashboardPage) {
+  const auto res = get("/");
+  EXPECT_EQ(res.result_int(), 200u);
+  EXPECT_EQ(res[http::field::content_type], "text/html; charset=utf-8");
+  const std::string page = res.body();
+  EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(page.find("Chart.js v3"), std::string::npos) << "Chart.js is embedded";
+  EXPECT_NE(page.find("/floodgate/stream"), std::string::npos);
+  // Nothing loaded from elsewhere: no src or href attribute at all, and a policy that only
+  // lets the page's own inline scripts run and only connects back to the admin listener.
+  EXPECT_EQ(page.find(" src="), std::string::npos);
+  EXPECT_EQ(page.find(" href="), std::string::npos);
+  const std::string csp(res["Content-Security-Policy"]);
+  EXPECT_EQ(csp.rfind("default-src 'none'; script-src 'sha256-", 0), 0u) << csp;
+  EXPECT_NE(csp.find("connect-src 'self'"), std::string::npos) << csp;
+  EXPECT_EQ(csp.find("unsafe"), std::string::npos) << csp;
+  EXPECT_EQ(res["X-Content-Type-Options"], "nosniff");
+  // With a query, and for HEAD-less clients only GET.
+  EXPECT_EQ(get("/?x=1").result_int(), 200u);
+  EXPECT_EQ(admin_api{*engine_}.handle(http::verb::post, "/", 11, true).result_int(), 405u);
 }
 
 }  // namespace

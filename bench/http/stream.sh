@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# The dashboard stream's cost to the request path (issue 20, SPEC §7): demo /hello under wrk with
+# and without 16 /floodgate/stream subscribers, side by side in one run.
+#
+# Starts three guarded demos from one Release build (bench/http/rules.yaml): "streamed", which
+# has 16 stream subscribers for the whole run, "quiet" with none, and "control", a second quiet
+# one (the A/A test). As in run.sh's first phase, the demos share one CPU and are driven by wrk
+# at the same time, so each one's throughput is its share of that CPU over its cost per
+# request; every round gives streamed / quiet and control / quiet ratios, and the verdict is
+# their median. The subscribers read on the client CPUs. The streamed demo's resident memory is
+# sampled before the subscribers connect and after every round (flat memory).
+#
+# Environment: BUILD_DIR (build/release), ROUNDS (10), DURATION (6s: 10 x 6 s = the 60 s of the
+# issue), CONNECTIONS (32), SUBSCRIBERS (16), WARMUP (2s), SERVER_CPUS / CLIENT_CPUS as run.sh.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$repo"
+build=${BUILD_DIR:-build/release}
+rounds=${ROUNDS:-10}
+duration=${DURATION:-6s}
+connections=${CONNECTIONS:-32}
+subscribers=${SUBSCRIBERS:-16}
+warmup=${WARMUP:-2s}
+cpus=$(nproc)
+server_cpus=${SERVER_CPUS:-}
+client_cpus=${CLIENT_CPUS:-}
+if [ -z "$server_cpus$client_cpus" ] && [ "$cpus" -ge 2 ]; then
+  server_cpus=$((cpus - 1))
+  client_cpus=0-$((cpus - 2))
+fi
+server_pin=()
+client_pin=()
+[ -n "$server_cpus" ] && server_pin=(taskset -c "$server_cpus")
+[ -n "$client_cpus" ] && client_pin=(taskset -c "$client_cpus")
+
+command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install wrk)" >&2; exit 1; }
+if [ ! -f "$build/CMakeCache.txt" ]; then
+  cmake --preset release -DCMAKE_COMPILE_WARNING_AS_ERROR=OFF >/dev/null
+fi
+cmake --build "$build" --target floodgate-demo >/dev/null
+demo="$build/examples/floodgate-demo"
+
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+declare -A port admin pid
+modes=(streamed quiet control)
+for mode in "${modes[@]}"; do
+  "${server_pin[@]}" "$demo" --port 0 --admin-port 0 --threads 1 --rules bench/http/rules.yaml \
+    >"$tmp/$mode.out" 2>"$tmp/$mode.err" &
+  pid[$mode]=$!
+  pids+=($!)
+done
+for mode in "${modes[@]}"; do
+  for _ in $(seq 1 500); do
+    grep -qs '^admin on' "$tmp/$mode.out" && break
+    sleep 0.01
+  done
+  port[$mode]=$(sed -n 's/^listening on http:\/\/[^:]*:\([0-9]*\)$/\1/p' "$tmp/$mode.out")
+  admin[$mode]=$(sed -n 's/^admin on http:\/\/[^:]*:\([0-9]*\)$/\1/p' "$tmp/$mode.out")
+done
+
+drive() {
+  "${client_pin[@]}" wrk -t1 -c"$connections" -d"$1" -H 'X-Origin: bench' \
+    "http://127.0.0.1:$2/hello" | awk '/Requests\/sec/ { print $2 }'
+}
+rss() { awk '/VmRSS/ { print $2 }' "/proc/${pid[${1:-streamed}]}/status"; }
+
+for mode in "${modes[@]}"; do drive "$warmup" "${port[$mode]}" >/dev/null; done
+echo "rss before subscribers: streamed $(rss) kB, quiet $(rss quiet) kB"
+total=$(( rounds * ${duration%s} + 5 ))
+"${client_pin[@]}" python3 bench/http/stream_clients.py "${admin[streamed]}" "$subscribers" "$total" \
+  >"$tmp/clients" &
+clients=$!
+pids+=($clients)
+sleep 2  # the subscribers connect and receive the 5-minute history first
+echo "rss with $subscribers subscribers: $(rss) kB"
+
+printf '%-6s %12s %12s %12s %9s %9s %12s %12s\n' round streamed quiet control 's/q' 'c/q' \
+  'rss s (kB)' 'rss q (kB)'
+: >"$tmp/ratios"
+for round in $(seq 1 "$rounds"); do
+  drivers=()
+  for mode in "${modes[@]}"; do
+    drive "$duration" "${port[$mode]}" >"$tmp/$mode.rps" &
+    drivers+=($!)
+  done
+  wait "${drivers[@]}"
+  s=$(cat "$tmp/streamed.rps"); q=$(cat "$tmp/quiet.rps"); c=$(cat "$tmp/control.rps")
+  sq=$(python3 -c "print(f'{$s/$q:.3f}')"); cq=$(python3 -c "print(f'{$c/$q:.3f}')")
+  echo "$sq $cq" >>"$tmp/ratios"
+  printf '%-6s %12s %12s %12s %9s %9s %12s %12s\n' "$round" "$s" "$q" "$c" "$sq" "$cq" "$(rss)" \
+    "$(rss quiet)"
+done
+wait "$clients" || true
+read -r ok events bytes <"$tmp/clients"
+echo "subscribers answered 200: $ok of $subscribers; events received: $events; bytes: $bytes"
+python3 - "$tmp/ratios" <<'PY'
+import statistics, sys
+rows = [tuple(map(float, l.split())) for l in open(sys.argv[1])]
+sq = [r[0] for r in rows]; cq = [r[1] for r in rows]
+print("streamed / quiet throughput: median %.3f (%.3f-%.3f)" % (statistics.median(sq), min(sq), max(sq)))
+print("control / quiet (A/A):       median %.3f (%.3f-%.3f)" % (statistics.median(cq), min(cq), max(cq)))
+PY

@@ -1,0 +1,45 @@
+#include "admin_json.hpp"
+
+#include <cmath>
+#include <string_view>
+
+namespace floodgate::beast {
+
+namespace json = boost::json;
+
+namespace {
+
+/// The watcher ends each problem with a newline; the JSON keeps the newlines between them only.
+std::string_view without_trailing_space(std::string_view s) {
+  const std::size_t last = s.find_last_not_of(" \t\r\n");
+  return s.substr(0, last == std::string_view::npos ? 0 : last + 1);
+}
+
+}  // namespace
+
+json::value json_number(double d) {
+  if (!std::isfinite(d)) {
+    return nullptr;
+  }
+  if (d == std::floor(d) && std::fabs(d) < 9.0e15) {
+    return static_cast<std::int64_t>(d);
+  }
+  return d;
+}
+
+json::object reload_json(const config::reload_status& st) {
+  json::object o;
+  o["file"] = st.file;
+  o["time"] = st.time_unix_ms > 0 ? json::value(st.time_unix_ms) : json::value(nullptr);
+  o["ok"] = st.ok;
+  o["error"] = st.ok ? json::value(nullptr) : json::value(without_trailing_space(st.error));
+  o["successes"] = st.successes;
+  o["failures"] = st.failures;
+  return o;
+}
+
+std::string breaker_rule_label(const circuit_breaker& b, std::int32_t index) {
+  return b.rule().name.empty() ? "degrade[" + std::to_string(index) + "]" : b.rule().name;
+}
+
+}  // namespace floodgate::beast

@@ -1,0 +1,129 @@
+#include <floodgate/beast/dashboard_snapshot.hpp>
+#include <floodgate/config/rule_file_watcher.hpp>
+
+#include "admin_json.hpp"
+#include "node/node_registry.hpp"
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace floodgate::beast {
+
+namespace json = boost::json;
+
+namespace {
+
+/// The transitions a breaker can make (Sentinel's state machine).
+constexpr std::array<std::pair<breaker_state, breaker_state>, 4> transitions = {{
+    {breaker_state::closed, breaker_state::open},
+    {breaker_state::open, breaker_state::half_open},
+    {breaker_state::half_open, breaker_state::open},
+    {breaker_state::half_open, breaker_state::closed},
+}};
+
+struct resource_row {
+  const node::cluster_node* node;
+  double pass;
+  double block;
+};
+
+}  // namespace
+
+std::string dashboard_snapshot::operator()() {
+  const std::int64_t now = engine_->time().now_ms();
+  const node::node_registry& nodes = engine_->nodes();
+  json::object out;
+  out["t"] = std::chrono::duration_cast<std::chrono::milliseconds>(
+                 std::chrono::system_clock::now().time_since_epoch())
+                 .count();
+
+  std::vector<resource_row> rows;
+  std::array<std::uint64_t, block_reason_count> blocked{};
+  nodes.for_each_resource([&](const node::cluster_node& n) {
+    for (std::size_t r = 0; r < block_reason_count; ++r) {
+      blocked[r] += n.totals().blocked[r].load(std::memory_order_acquire);
+    }
+    if (n.total_pass(now) + n.block_request(now) > 0 || n.concurrency() > 0) {
+      rows.push_back({&n, n.pass_qps(now), n.block_qps(now)});
+    }
+  });
+  const std::size_t shown = std::min(rows.size(), max_resources);
+  std::partial_sort(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(shown), rows.end(),
+                    [](const resource_row& a, const resource_row& b) {
+                      const double ta = a.pass + a.block;
+                      const double tb = b.pass + b.block;
+                      return ta != tb ? ta > tb : a.node->name() < b.node->name();
+                    });
+  json::array resources;
+  resources.reserve(shown);
+  for (std::size_t i = 0; i < shown; ++i) {
+    const node::cluster_node& n = *rows[i].node;
+    resources.push_back(json::array{json::value(n.name()), json_number(rows[i].pass),
+                                    json_number(rows[i].block), json_number(n.success_qps(now)),
+                                    json_number(n.exception_qps(now)), json_number(n.avg_rt(now)),
+                                    json::value(n.concurrency())});
+  }
+  out["resources"] = std::move(resources);
+  out["resourceCount"] = nodes.resource_count();
+  out["overflow"] = nodes.overflow().resources.load(std::memory_order_acquire);
+
+  json::object by_reason;
+  for (std::size_t r = 0; r < block_reason_count; ++r) {
+    const std::uint64_t delta =
+        first_ || blocked[r] < last_blocked_[r] ? 0 : blocked[r] - last_blocked_[r];
+    by_reason[to_string(static_cast<block_reason>(r))] = delta;
+  }
+  last_blocked_ = blocked;
+  first_ = false;
+  out["blocked"] = std::move(by_reason);
+
+  json::array breakers;
+  engine_->for_each_breaker(
+      [&](std::string_view resource, const circuit_breaker& b, std::int32_t index) {
+        json::object o;
+        o["resource"] = resource;
+        o["rule"] = breaker_rule_label(b, index);
+        const breaker_state state = b.state();
+        o["state"] = to_string(state);
+        o["nextProbeInMs"] = state == breaker_state::open
+                                 ? json::value(std::max<std::int64_t>(b.next_retry_ms() - now, 0))
+                                 : json::value(nullptr);
+        json::array changes;
+        for (const auto& [from, to] : transitions) {
+          if (const std::uint64_t count = b.transitions(from, to)) {
+            changes.push_back(json::object{{"from", to_string(from)},
+                                           {"to", to_string(to)},
+                                           {"count", count}});
+          }
+        }
+        o["transitions"] = std::move(changes);
+        breakers.push_back(std::move(o));
+      });
+  out["breakers"] = std::move(breakers);
+
+  out["reload"] = watcher_ != nullptr ? json::value(reload_json(watcher_->status()))
+                                      : json::value(nullptr);
+  const std::uint64_t version = engine_->rules_version();
+  out["rulesVersion"] = version;
+  if (version != rules_version_) {
+    rules_version_ = version;
+    has_system_rules_ = !engine_->rules().system.empty();
+  }
+  std::shared_ptr<const system_status_source> status = engine_->system_status();
+  if (has_system_rules_ && status) {
+    out["system"] = json::object{{"cpuUsage", json_number(status->cpu_usage())},
+                                 {"load1", json_number(status->load1())}};
+  } else {
+    out["system"] = nullptr;
+  }
+  return json::serialize(out);
+}
+
+}  // namespace floodgate::beast
