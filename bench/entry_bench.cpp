@@ -105,6 +105,21 @@ void BM_EntryExit_SlowRatioBreaker(benchmark::State& state) {
 }
 BENCHMARK(BM_EntryExit_SlowRatioBreaker)->Threads(1)->Threads(2)->UseRealTime();
 
+// Issue 19: an adaptive (Google SRE) breaker against the slow-ratio breaker above (goal <= 1.2x).
+// Every request succeeds, so the drop ratio stays 0: the cost of deciding and counting.
+degrade_rule adaptive_breaker() {
+  return {.resource = "GET:/hello",
+          .grade = degrade_grade::adaptive,
+          .min_request_amount = 5,
+          .stat_interval_ms = 10'000,
+          .k = 2};
+}
+
+void BM_EntryExit_AdaptiveBreaker(benchmark::State& state) {
+  run_entries(state, {.degrade = {adaptive_breaker()}}, "GET:/hello", "billing");
+}
+BENCHMARK(BM_EntryExit_AdaptiveBreaker)->Threads(1)->Threads(2)->UseRealTime();
+
 void BM_EntryExit_WarmUp(benchmark::State& state) {
   auto rule = qps_rule(unlimited);
   rule.behavior = control_behavior::warm_up;

@@ -18,6 +18,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -207,6 +209,12 @@ http::response<http::string_body> admin_api::handle(http::verb method, std::stri
           o["rule"] = breaker_rule_label(b, index);
           const breaker_state state = b.state();
           o["state"] = to_string(state);
+          if (const std::optional<adaptive_window_state> w = b.adaptive(now)) {
+            // An adaptive breaker: no probe, a drop ratio and the window it comes from.
+            o["dropRatio"] = w->drop_ratio;
+            o["requests"] = w->requests;
+            o["accepts"] = w->accepts;
+          }
           if (state == breaker_state::open) {
             o["nextProbeTime"] = unix_now + std::max<std::int64_t>(b.next_retry_ms() - now, 0);
           } else {

@@ -25,6 +25,10 @@ inline constexpr metric_info circuit_breaker_state{
     "floodgate_circuit_breaker_state", "1 for the circuit breaker's current state, 0 for the others."};
 inline constexpr metric_info circuit_breaker_transitions_total{
     "floodgate_circuit_breaker_transitions_total", "Circuit breaker state changes."};
+inline constexpr metric_info adaptive_drop_ratio{
+    "floodgate_adaptive_drop_ratio",
+    "Share of requests an adaptive (Google SRE) breaker drops now: "
+    "max(0, (requests - k * accepts) / (requests + 1)) over its window."};
 inline constexpr metric_info rules{"floodgate_rules", "Rules in force, by type."};
 inline constexpr metric_info rules_reloads_total{
     "floodgate_rules_reloads_total", "Rule file load attempts (the initial load included), by result."};

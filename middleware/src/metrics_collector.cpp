@@ -8,6 +8,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -176,10 +177,19 @@ void metrics_collector::collect_resources(std::vector<MetricFamily>& out) const 
 void metrics_collector::collect_breakers(std::vector<MetricFamily>& out) const {
   auto state = family(metrics::circuit_breaker_state, MetricType::Gauge);
   auto transitions = family(metrics::circuit_breaker_transitions_total, MetricType::Counter);
+  auto drop_ratio = family(metrics::adaptive_drop_ratio, MetricType::Gauge);
+  const std::int64_t now_ms = engine_.time().now_ms();
   engine_.for_each_breaker([&](std::string_view resource, const circuit_breaker& b,
                                std::int32_t index) {
     const std::string rule =
         b.rule().name.empty() ? "degrade[" + std::to_string(index) + "]" : b.rule().name;
+    // An adaptive breaker has a drop ratio, not states: it gets no state or transition series.
+    if (const std::optional<adaptive_window_state> w = b.adaptive(now_ms)) {
+      drop_ratio.metric.push_back(
+          gauge({label(metrics::label_resource, resource), label(metrics::label_rule, rule)},
+                w->drop_ratio));
+      return;
+    }
     const breaker_state current = b.state();
     for (const breaker_state s : breaker_states) {
       state.metric.push_back(
@@ -211,6 +221,7 @@ void metrics_collector::collect_breakers(std::vector<MetricFamily>& out) const {
   });
   out.push_back(std::move(state));
   out.push_back(std::move(transitions));
+  out.push_back(std::move(drop_ratio));
 }
 
 void metrics_collector::collect_rules(std::vector<MetricFamily>& out) const {

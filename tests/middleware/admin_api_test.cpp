@@ -146,6 +146,29 @@ TEST_F(AdminApiTest, BreakersShowStateAndNextProbeTime) {
   EXPECT_LE(probe, now + 10'100);
 }
 
+TEST_F(AdminApiTest, AdaptiveBreakersShowTheirDropRatioAndWindow) {
+  clock_.advance_ms(1'000'000);  // a bucket boundary of the 10 s window
+  ASSERT_TRUE(engine_
+                  ->load_rules({.degrade = {{.resource = "backend",
+                                             .grade = degrade_grade::adaptive,
+                                             .stat_interval_ms = 10'000}}})
+                  .ok());
+  for (int i = 0; i < 20; ++i) {
+    context ctx{*engine_, "http-inbound"};
+    if (auto e = engine_->enter(ctx, "backend"); e && i < 15) e.trace_error();
+  }
+  const json::value v = get_json("/floodgate/breakers");
+  ASSERT_EQ(v.as_array().size(), 1u);
+  const json::object& b = v.as_array()[0].as_object();
+  EXPECT_EQ(b.at("resource").as_string(), "backend");
+  EXPECT_EQ(b.at("rule").as_string(), "degrade[0]");
+  EXPECT_EQ(b.at("state").as_string(), "adaptive");
+  EXPECT_TRUE(b.at("nextProbeTime").is_null());
+  EXPECT_EQ(b.at("requests").to_number<std::int64_t>(), 20);
+  EXPECT_EQ(b.at("accepts").to_number<std::int64_t>(), 5);
+  EXPECT_DOUBLE_EQ(b.at("dropRatio").to_number<double>(), (20.0 - 2 * 5) / 21);
+}
+
 TEST_F(AdminApiTest, ReloadReportsTheLastLoadAttempt) {
   test::rules_dir dir{"flow: [{resource: a, count: 1}]\n"};
   boost::asio::io_context io;

@@ -91,10 +91,11 @@ TEST_F(MetricsCollectorTest, EveryFamilyIsListedBeforeAnyEntryAndWithoutAWatcher
   for (const metrics::metric_info& m :
        {metrics::requests_total, metrics::blocked_requests_total, metrics::completed_requests_total,
         metrics::request_duration_seconds, metrics::inflight_requests,
-        metrics::circuit_breaker_state, metrics::circuit_breaker_transitions_total, metrics::rules,
-        metrics::rules_reloads_total, metrics::rules_last_reload_successful, metrics::resources,
-        metrics::resource_overflow_total, metrics::origin_overflow_total,
-        metrics::system_cpu_usage_ratio, metrics::system_load1, metrics::build_info}) {
+        metrics::circuit_breaker_state, metrics::circuit_breaker_transitions_total,
+        metrics::adaptive_drop_ratio, metrics::rules, metrics::rules_reloads_total,
+        metrics::rules_last_reload_successful, metrics::resources, metrics::resource_overflow_total,
+        metrics::origin_overflow_total, metrics::system_cpu_usage_ratio, metrics::system_load1,
+        metrics::build_info}) {
     EXPECT_NE(test::metric_type(text, m.name), "") << m.name;
   }
   EXPECT_EQ(sample(text, "floodgate_rules_last_reload_successful"), std::nullopt)
@@ -178,6 +179,44 @@ TEST_F(MetricsCollectorTest, BreakerStateIsAStateSetAndTransitionsAreCounted) {
           text, "floodgate_circuit_breaker_transitions_total",
           {{"resource", "GET:/a"}, {"rule", "degrade[0]"}, {"from", "open"}, {"to", "half_open"}}),
       0.0);
+}
+
+TEST_F(MetricsCollectorTest, AnAdaptiveBreakerExportsItsDropRatioAndNoStateSeries) {
+  clock_.advance_ms(1'000'000);  // a bucket boundary of the 10 s window
+  load({.degrade = {{.resource = "GET:/a",
+                     .grade = degrade_grade::error_count,
+                     .count = 100,
+                     .time_window_sec = 10},
+                    {.name = "a-sre",
+                     .resource = "GET:/a",
+                     .grade = degrade_grade::adaptive,
+                     .stat_interval_ms = 10'000,
+                     .k = 1.5}}});
+  for (int i = 0; i < 10; ++i) request("GET:/a", 0, i < 6);  // 10 requests, 4 accepts
+  const std::string text = scrape();
+  EXPECT_EQ(test::metric_type(text, metrics::adaptive_drop_ratio.name), "gauge");
+  EXPECT_DOUBLE_EQ(sample(text, "floodgate_adaptive_drop_ratio",
+                          {{"resource", "GET:/a"}, {"rule", "a-sre"}})
+                       .value_or(-1),
+                   (10 - 1.5 * 4) / 11);
+  // The binary breaker's series are as before; the adaptive one has none.
+  EXPECT_EQ(sample(text, "floodgate_circuit_breaker_state",
+                   {{"resource", "GET:/a"}, {"rule", "degrade[0]"}, {"state", "closed"}}),
+            1.0);
+  for (const char* state : {"closed", "open", "half_open", "adaptive"}) {
+    EXPECT_EQ(sample(text, "floodgate_circuit_breaker_state",
+                     {{"resource", "GET:/a"}, {"rule", "a-sre"}, {"state", state}}),
+              std::nullopt)
+        << state;
+  }
+  EXPECT_EQ(text.find("rule=\"a-sre\",state"), std::string::npos);
+  EXPECT_EQ(sample(text, "floodgate_circuit_breaker_transitions_total",
+                   {{"resource", "GET:/a"}, {"rule", "a-sre"}, {"from", "closed"}, {"to", "open"}}),
+            std::nullopt);
+  const auto checked = test::promtool_check(text);
+  if (!checked) GTEST_SKIP() << "promtool is not installed";
+  EXPECT_TRUE(checked->ok) << checked->output;
+  EXPECT_EQ(checked->output, "");
 }
 
 TEST_F(MetricsCollectorTest, TransitionsStayMonotonicWhenAReloadReplacesTheBreaker) {

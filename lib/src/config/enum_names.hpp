@@ -52,7 +52,9 @@ inline constexpr enum_name<control_behavior> control_behavior_names[] = {
 inline constexpr enum_name<degrade_grade> degrade_grade_names[] = {
     {"slow_request_ratio", degrade_grade::slow_request_ratio},
     {"error_ratio", degrade_grade::error_ratio},
-    {"error_count", degrade_grade::error_count}};
+    {"error_count", degrade_grade::error_count},
+    {"adaptive", degrade_grade::adaptive},
+    {"sre", degrade_grade::adaptive}};
 inline constexpr enum_name<authority_strategy> authority_strategy_names[] = {
     {"white", authority_strategy::white}, {"black", authority_strategy::black}};
 inline constexpr enum_name<param_source> param_source_names[] = {

@@ -78,11 +78,17 @@ degrade_rule read_degrade(map_reader& m) {
   degrade_rule r;
   read_name_and_resource(m, r.name, r.resource);
   if (auto v = m.enumeration("grade", degrade_grades)) r.grade = *v;
-  read_number(m, "count", r.count, presence::required);
+  // An adaptive breaker has no threshold and no OPEN time: count and timeWindow are required of
+  // the binary grades only (validate() reports them on an adaptive rule).
+  const bool adaptive = r.grade == degrade_grade::adaptive;
+  const presence binary_only = adaptive ? presence::optional : presence::required;
+  if (adaptive) r.stat_interval_ms = adaptive_default_stat_interval_ms;
+  read_number(m, "count", r.count, binary_only);
   read_number(m, "slowRatioThreshold", r.slow_ratio_threshold);
   read_int(m, "minRequestAmount", r.min_request_amount);
   read_int(m, "statIntervalMs", r.stat_interval_ms);
-  read_int(m, "timeWindow", r.time_window_sec, presence::required);
+  read_int(m, "timeWindow", r.time_window_sec, binary_only);
+  read_number(m, "k", r.k);
   read_ignored_limit_app(m);
   read_sentinel_extras(m);
   return r;
@@ -257,6 +263,7 @@ void read_rule_document(document_reader& doc, const YAML::Node& root, rule_set& 
                 {"minRequestAmount"},
                 {"statIntervalMs"},
                 {"timeWindow"},
+                {"k"},
                 {"limitApp"},
                 {"id"},
                 {"regex"}},

@@ -139,11 +139,18 @@ fields fields_of(const degrade_rule& r, const format& f) {
   add_name(out, r.name);
   out.emplace_back("resource", format::string(r.resource));
   out.emplace_back("grade", f.enumeration(detail::degrade_grades, r.grade));
-  out.emplace_back("count", format::number(r.count));
-  out.emplace_back("slowRatioThreshold", format::number(r.slow_ratio_threshold));
+  // Each grade's own fields: an adaptive rule has k instead of a threshold and a time window.
+  if (r.grade == degrade_grade::adaptive) {
+    out.emplace_back("k", format::number(r.k));
+  } else {
+    out.emplace_back("count", format::number(r.count));
+    out.emplace_back("slowRatioThreshold", format::number(r.slow_ratio_threshold));
+  }
   out.emplace_back("minRequestAmount", format::number(r.min_request_amount));
   out.emplace_back("statIntervalMs", format::number(r.stat_interval_ms));
-  out.emplace_back("timeWindow", format::number(r.time_window_sec));
+  if (r.grade != degrade_grade::adaptive) {
+    out.emplace_back("timeWindow", format::number(r.time_window_sec));
+  }
   return out;
 }
 

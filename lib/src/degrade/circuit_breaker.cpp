@@ -13,6 +13,7 @@ std::string_view to_string(breaker_state s) noexcept {
     case breaker_state::closed: return "closed";
     case breaker_state::open: return "open";
     case breaker_state::half_open: return "half_open";
+    case breaker_state::adaptive: return "adaptive";
   }
   return "closed";
 }

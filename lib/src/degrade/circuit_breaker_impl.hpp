@@ -55,6 +55,9 @@ class alignas(128) circuit_breaker_impl final : public circuit_breaker {
     return retry_of(word_.load(std::memory_order_acquire));
   }
   std::uint64_t transitions(breaker_state from, breaker_state to) const noexcept override {
+    if (index(from) >= transitions_.size() || index(to) >= transitions_.size()) {
+      return 0;  // `adaptive` is never a binary breaker's state
+    }
     return transitions_[index(from)][index(to)].load(std::memory_order_relaxed);
   }
 
@@ -69,6 +72,7 @@ class alignas(128) circuit_breaker_impl final : public circuit_breaker {
     for (;;) {
       switch (state_of(w)) {
         case breaker_state::closed:
+        case breaker_state::adaptive:  // never a binary breaker's state
           return {};
         case breaker_state::half_open:
           return {admission::kind::block, half_open_retry_after_ms};
@@ -100,6 +104,7 @@ class alignas(128) circuit_breaker_impl final : public circuit_breaker {
         settle_half_open(w, now_ms, bad);
         return;
       case breaker_state::closed:
+      case breaker_state::adaptive:  // never a binary breaker's state
         break;
     }
     if (c.total < min_request_amount_) {

@@ -1,10 +1,12 @@
 // The degrade slot: every circuit breaker of a resource, checked in rule order.
 #include "degrade/degrade_slot.hpp"
 
+#include "degrade/adaptive_breaker.hpp"
 #include "degrade/circuit_breaker_impl.hpp"
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <utility>
 
 namespace floodgate {
@@ -24,14 +26,20 @@ std::uint32_t probe_bit(std::size_t i) noexcept {
 }  // namespace
 
 struct resource_breakers::impl {
-  std::vector<std::shared_ptr<detail::circuit_breaker_impl>> breakers;
-  std::vector<std::int32_t> rule_index;  // parallel to breakers
+  // One breaker of either kind, in rule order.
+  struct member {
+    std::shared_ptr<circuit_breaker> owner;
+    detail::circuit_breaker_impl* binary = nullptr;  // exactly one of these two is set
+    detail::adaptive_breaker* adaptive = nullptr;
+    std::int32_t rule_index = 0;
+  };
+  std::vector<member> members;
 
   void revert_probes(std::uint32_t bits) const noexcept {
-    for (std::size_t i = 0; i < breakers.size() && bits != 0; ++i) {
+    for (std::size_t i = 0; i < members.size() && bits != 0; ++i) {
       const std::uint32_t bit = probe_bit(i);
-      if ((bits & bit) != 0) {
-        breakers[i]->revert_probe();
+      if ((bits & bit) != 0 && members[i].binary != nullptr) {
+        members[i].binary->revert_probe();
         if (i < probe_bits - 1) {
           bits &= ~bit;
         }
@@ -41,8 +49,12 @@ struct resource_breakers::impl {
 };
 
 resource_breakers::resource_breakers(std::unique_ptr<impl> p) : impl_(std::move(p)) {
-  for (const auto& b : impl_->breakers) {
-    list_.push_back(b.get());
+  for (const impl::member& m : impl_->members) {
+    if (m.binary != nullptr) {
+      list_.push_back(m.binary);
+    } else {
+      adaptive_list_.push_back(m.adaptive);
+    }
   }
 }
 resource_breakers::~resource_breakers() = default;
@@ -51,25 +63,33 @@ std::unique_ptr<resource_breakers> resource_breakers::build(
     std::vector<indexed_rule<degrade_rule>> rules, const resource_breakers* previous,
     const breaker_observers& observers) {
   auto p = std::make_unique<impl>();
-  p->breakers.reserve(rules.size());
-  p->rule_index.reserve(rules.size());
+  p->members.reserve(rules.size());
   // Each previous breaker is reused at most once, so two equal rules keep two breakers.
-  std::vector<bool> reused(previous ? previous->impl_->breakers.size() : 0, false);
+  std::vector<bool> reused(previous ? previous->impl_->members.size() : 0, false);
   for (indexed_rule<degrade_rule>& r : rules) {
-    std::shared_ptr<detail::circuit_breaker_impl> breaker;
-    for (std::size_t i = 0; i < reused.size() && !breaker; ++i) {
-      const auto& candidate = previous->impl_->breakers[i];
-      if (!reused[i] && candidate->rule() == r.rule) {
+    std::optional<impl::member> kept;
+    for (std::size_t i = 0; i < reused.size() && !kept; ++i) {
+      const impl::member& candidate = previous->impl_->members[i];
+      if (!reused[i] && candidate.owner->rule() == r.rule) {
         reused[i] = true;
-        breaker =
-            candidate;  // Sentinel keeps the CircuitBreaker of an equal rule: state carries over
+        kept = candidate;  // Sentinel keeps the CircuitBreaker of an equal rule: state carries over
       }
     }
-    if (!breaker) {
-      breaker = std::make_shared<detail::circuit_breaker_impl>(std::move(r.rule), observers);
+    impl::member m;
+    if (kept) {
+      m = *kept;
+    } else if (r.rule.grade == degrade_grade::adaptive) {
+      auto b = std::make_shared<detail::adaptive_breaker>(std::move(r.rule),
+                                                          detail::adaptive_breaker::fresh_seed());
+      m.adaptive = b.get();
+      m.owner = std::move(b);
+    } else {
+      auto b = std::make_shared<detail::circuit_breaker_impl>(std::move(r.rule), observers);
+      m.binary = b.get();
+      m.owner = std::move(b);
     }
-    p->breakers.push_back(std::move(breaker));
-    p->rule_index.push_back(r.index);
+    m.rule_index = r.index;
+    p->members.push_back(std::move(m));
   }
   return std::unique_ptr<resource_breakers>(new resource_breakers(std::move(p)));
 }
@@ -78,19 +98,30 @@ slot_verdict resource_breakers::check(const check_context& ctx,
                                       entry_tokens& tokens) const noexcept {
   using kind = detail::circuit_breaker_impl::admission::kind;
   std::uint32_t won = 0;
-  const auto& breakers = impl_->breakers;
-  for (std::size_t i = 0; i < breakers.size(); ++i) {
-    const auto a = breakers[i]->try_pass(ctx.now_ms);
-    if (a.outcome == kind::probe) {
-      won |= probe_bit(i);
-    } else if (a.outcome == kind::block) {
-      impl_->revert_probes(won);  // probes won above were blocked by this breaker
-      block_info b;
-      b.reason = block_reason::degrade;
-      b.rule_index = impl_->rule_index[i];
-      b.retry_after = std::chrono::milliseconds{a.retry_after_ms};
-      return slot_verdict::blocked(b);
+  const auto& members = impl_->members;
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    std::int64_t retry_after_ms = 0;
+    if (members[i].adaptive != nullptr) {
+      if (members[i].adaptive->try_pass(ctx.now_ms)) {
+        continue;
+      }
+      retry_after_ms = detail::adaptive_breaker::retry_after_ms;
+    } else {
+      const auto a = members[i].binary->try_pass(ctx.now_ms);
+      if (a.outcome == kind::probe) {
+        won |= probe_bit(i);
+      }
+      if (a.outcome != kind::block) {
+        continue;
+      }
+      retry_after_ms = a.retry_after_ms;
     }
+    impl_->revert_probes(won);  // probes won above were blocked by this breaker
+    block_info b;
+    b.reason = block_reason::degrade;
+    b.rule_index = members[i].rule_index;
+    b.retry_after = std::chrono::milliseconds{retry_after_ms};
+    return slot_verdict::blocked(b);
   }
   tokens.breaker_probe |= won;
   return slot_verdict::pass();
@@ -103,15 +134,19 @@ void resource_breakers::on_blocked_later(const check_context&,
 }
 
 void resource_breakers::on_exit(const exit_context& ctx, entry_tokens&) const noexcept {
-  for (const auto& breaker : impl_->breakers) {
-    breaker->on_request_complete(ctx.now_ms, ctx.rt_ms, ctx.error);
+  for (const impl::member& m : impl_->members) {
+    if (m.adaptive != nullptr) {
+      m.adaptive->on_request_complete(ctx.now_ms, ctx.error);
+    } else {
+      m.binary->on_request_complete(ctx.now_ms, ctx.rt_ms, ctx.error);
+    }
   }
 }
 
 void resource_breakers::for_each(
     const std::function<void(const circuit_breaker&, std::int32_t)>& f) const {
-  for (std::size_t i = 0; i < impl_->breakers.size(); ++i) {
-    f(*impl_->breakers[i], impl_->rule_index[i]);
+  for (const impl::member& m : impl_->members) {
+    f(*m.owner, m.rule_index);
   }
 }
 

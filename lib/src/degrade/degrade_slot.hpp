@@ -15,17 +15,18 @@ namespace floodgate {
 class circuit_breaker;
 class breaker_observers;
 
-/** Checks `rule` as Sentinel's DegradeRuleManager.isValidRule does, appending one error per bad
-    field to `errors`, e.g. `{path + ".timeWindow", "must be > 0"}` for `path` = `degrade[0]`. */
-/** The circuit breakers of one resource, in rule order (Sentinel's DegradeSlot).
+namespace detail {
+class adaptive_breaker;
+class circuit_breaker_impl;
+}  // namespace detail
+
+/** The circuit breakers of one resource, in rule order (Sentinel's DegradeSlot): binary ones
+    and adaptive ones (grade adaptive) alike.
 
     @par Thread Safety
     check(), on_blocked_later() and on_exit() are lock-free, never allocate and may run on any
     number of threads; build() and for_each() are control-plane calls.
 */
-namespace detail {
-class circuit_breaker_impl;
-}
 
 class resource_breakers {
  public:
@@ -40,7 +41,7 @@ class resource_breakers {
 
   /** Asks every breaker in turn; the first that refuses blocks the entry (reason `degrade`, its
       rule index, `retry_after` = time until its next probe, at least 1 ms; 1 s while a probe is
-      running). Half-open probes won are recorded in `tokens.breaker_probe`; if a later breaker
+      running, and 1 s for a request an adaptive breaker drops). Half-open probes won are recorded in `tokens.breaker_probe`; if a later breaker
       blocks, they are reverted here. */
   slot_verdict check(const check_context& ctx, entry_tokens& tokens) const noexcept;
   /// A later slot blocked the entry: its half-open probes go back to OPEN (probe time kept).
@@ -52,9 +53,13 @@ class resource_breakers {
   /// Calls `f(breaker, rule_index)` for each breaker, in rule order.
   void for_each(const std::function<void(const circuit_breaker&, std::int32_t)>& f) const;
 
-  /// The breakers in rule order, for the engine's inline paths (the same objects check() and
-  /// on_exit() use; alive as long as this).
+  /// The binary breakers in rule order, for the engine's inline paths (the same objects check()
+  /// and on_exit() use; alive as long as this).
   const std::vector<detail::circuit_breaker_impl*>& list() const noexcept { return list_; }
+  /// The adaptive breakers in rule order, likewise. While there is one, check() always runs.
+  const std::vector<detail::adaptive_breaker*>& adaptive_list() const noexcept {
+    return adaptive_list_;
+  }
 
   struct impl;
 
@@ -62,6 +67,7 @@ class resource_breakers {
   explicit resource_breakers(std::unique_ptr<impl> p);
   std::unique_ptr<impl> impl_;
   std::vector<detail::circuit_breaker_impl*> list_;
+  std::vector<detail::adaptive_breaker*> adaptive_list_;
 };
 
 }  // namespace floodgate

@@ -1,6 +1,7 @@
 #include <floodgate/engine/engine.hpp>
 
 #include "engine/engine_impl.hpp"
+#include "degrade/adaptive_breaker.hpp"
 #include "degrade/circuit_breaker_impl.hpp"
 
 #include <algorithm>
@@ -69,7 +70,11 @@ namespace {
 bool blocked(const slot_verdict& v) noexcept { return v.outcome == slot_verdict::kind::block; }
 
 // Every breaker CLOSED: the degrade check would pass without side effects, so it is skipped.
+// An adaptive breaker is never closed: it decides on every request.
 bool all_closed(const resource_breakers& breakers) noexcept {
+  if (!breakers.adaptive_list().empty()) {
+    return false;
+  }
   for (const detail::circuit_breaker_impl* b : breakers.list()) {
     if (!b->closed()) {
       return false;
@@ -305,6 +310,9 @@ void engine_impl::exit(entry& e) noexcept {
       for (detail::circuit_breaker_impl* b : now_rules->degrade->list()) {
         b->on_request_complete(now_ms, rt_ms, e.error_);
       }
+      for (detail::adaptive_breaker* b : now_rules->degrade->adaptive_list()) {
+        b->on_request_complete(now_ms, e.error_);
+      }
     }
   }
   const bool report_to_breakers = !reloaded && rules != nullptr && rules->degrade;
@@ -328,6 +336,9 @@ void engine_impl::exit(entry& e) noexcept {
   } else if (report_to_breakers) {
     for (detail::circuit_breaker_impl* b : rules->degrade->list()) {
       b->on_request_complete(now_ms, rt_ms, e.error_);  // resource_breakers::on_exit, inline
+    }
+    for (detail::adaptive_breaker* b : rules->degrade->adaptive_list()) {
+      b->on_request_complete(now_ms, e.error_);
     }
   }
 

@@ -66,6 +66,16 @@ rule_set full_rules() {
        .grade = degrade_grade::error_count,
        .count = 3,
        .time_window_sec = 1},
+      {.name = "work-adaptive",
+       .resource = "backend:work",
+       .grade = degrade_grade::adaptive,
+       .min_request_amount = 20,
+       .stat_interval_ms = 2000,
+       .k = 1.5},
+      // Grade sre is adaptive; its window defaults to 10 s, k to 2.
+      {.resource = "GET:/status/{code}",
+       .grade = degrade_grade::adaptive,
+       .stat_interval_ms = adaptive_default_stat_interval_ms},
   };
   r.authority = {
       {.name = "admin-ops", .resource = "GET:/admin", .limit_app = "ops,cron"},
@@ -182,6 +192,7 @@ TEST(RuleFile, YamlAndJsonOutputReadBackToEqualRules) {
   r.authority[0].name = "quote \" backslash \\ newline \n tab \t bell \a é ✓";
   r.param_flow[0].items.push_back({"# not a comment: {x}", 1.0 / 3});
   r.degrade[1].count = 0.1;
+  r.degrade[3].k = 1.0 / 3 + 1;
   for (const std::string& text : {to_yaml(r), to_json(r)}) {
     SCOPED_TRACE(text);
     EXPECT_EQ(parse_ok(text), r);

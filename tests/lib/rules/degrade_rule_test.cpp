@@ -16,6 +16,10 @@ degrade_rule valid_rule(degrade_grade grade) {
   degrade_rule r;
   r.resource = "abc";
   r.grade = grade;
+  if (grade == degrade_grade::adaptive) {
+    r.stat_interval_ms = adaptive_default_stat_interval_ms;
+    return r;  // no count, no time window
+  }
   r.count = grade == degrade_grade::error_ratio ? 0.5 : 10;
   r.time_window_sec = 10;
   return r;
@@ -77,7 +81,35 @@ const validity_case validity_cases[] = {
      {{"degrade[0].resource", "must not be empty"}}},
     {"UnknownGradeIsInvalid",
      with(error_count, [](degrade_rule& r) { r.grade = static_cast<degrade_grade>(7); }),
-     {{"degrade[0].grade", "must be slow_request_ratio, error_ratio or error_count"}}},
+     {{"degrade[0].grade", "must be slow_request_ratio, error_ratio, error_count or adaptive"}}},
+    {"AdaptiveDefaultsAreValid", valid_rule(adaptive), {}},
+    {"AdaptiveKJustAboveOneIsValid", with(adaptive, [](degrade_rule& r) { r.k = 1.0001; }), {}},
+    {"AdaptiveKOfOneIsInvalid", with(adaptive, [](degrade_rule& r) { r.k = 1; }),
+     {{"degrade[0].k", "must be a finite number > 1"}}},
+    {"AdaptiveNaNKIsInvalid",
+     with(adaptive, [](degrade_rule& r) { r.k = std::numeric_limits<double>::quiet_NaN(); }),
+     {{"degrade[0].k", "must be a finite number > 1"}}},
+    {"AdaptiveInfiniteKIsInvalid",
+     with(adaptive, [](degrade_rule& r) { r.k = std::numeric_limits<double>::infinity(); }),
+     {{"degrade[0].k", "must be a finite number > 1"}}},
+    {"AdaptiveZeroStatIntervalIsInvalid",
+     with(adaptive, [](degrade_rule& r) { r.stat_interval_ms = 0; }),
+     {{"degrade[0].statIntervalMs", "must be > 0"}}},
+    {"AdaptiveZeroMinRequestAmountIsInvalid",
+     with(adaptive, [](degrade_rule& r) { r.min_request_amount = 0; }),
+     {{"degrade[0].minRequestAmount", "must be > 0"}}},
+    {"AdaptiveReportsEveryFieldOfTheBinaryGrades",
+     with(adaptive,
+          [](degrade_rule& r) {
+            r.count = 0.5;
+            r.slow_ratio_threshold = 0.5;
+            r.time_window_sec = 10;
+          }),
+     {{"degrade[0].count", "does not apply to grade adaptive"},
+      {"degrade[0].slowRatioThreshold", "does not apply to grade adaptive"},
+      {"degrade[0].timeWindow", "does not apply to grade adaptive"}}},
+    {"KOnABinaryGradeIsInvalid", with(error_count, [](degrade_rule& r) { r.k = 3; }),
+     {{"degrade[0].k", "applies to grade adaptive only"}}},
     {"EveryProblemIsReported",
      with(error_ratio,
           [](degrade_rule& r) {

@@ -13,8 +13,11 @@
 
 namespace floodgate {
 
-enum class breaker_state : std::uint8_t { closed = 0, open = 1, half_open = 2 };
-/// `closed`, `open` or `half_open`.
+/** A breaker's state. The binary breakers (Sentinel's grades) move between `closed`, `open` and
+    `half_open`; an adaptive breaker (grade adaptive) is always `adaptive`: it has no states, only
+    a drop ratio (@ref circuit_breaker::adaptive). */
+enum class breaker_state : std::uint8_t { closed = 0, open = 1, half_open = 2, adaptive = 3 };
+/// `closed`, `open`, `half_open` or `adaptive`.
 std::string_view to_string(breaker_state s) noexcept;
 
 /** Called on every state change with the previous and next state, the rule and the value that
@@ -48,8 +51,18 @@ class breaker_observers {
   std::unique_ptr<impl> impl_;
 };
 
-/** One circuit breaker (Sentinel's AbstractCircuitBreaker and its two kinds). Read-only view for
-    metrics and the admin API; the degrade slot drives it.
+/** What an adaptive breaker sees in its window at one moment (Google SRE client-side
+    throttling). `requests` counts every request the breaker decided on and that is over: those
+    that completed and those it dropped; `accepts` the completed ones that were not errors. */
+struct adaptive_window_state {
+  std::uint64_t requests = 0;
+  std::uint64_t accepts = 0;
+  /// `max(0, (requests - k * accepts) / (requests + 1))`, or 0 below minRequestAmount requests.
+  double drop_ratio = 0;
+};
+
+/** One circuit breaker (Sentinel's AbstractCircuitBreaker and its two kinds, or an adaptive
+    breaker). Read-only view for metrics and the admin API; the degrade slot drives it.
 
     @par Thread Safety
     Every member may be read from any thread while requests drive the breaker.
@@ -67,6 +80,11 @@ class circuit_breaker {
   /// Number of `from` -> `to` transitions since the breaker was created (monotonic; for
   /// `floodgate_circuit_breaker_transitions_total`).
   virtual std::uint64_t transitions(breaker_state from, breaker_state to) const noexcept = 0;
+  /// For an adaptive breaker: its window at `now_ms` (engine clock). Empty for the others.
+  virtual std::optional<adaptive_window_state> adaptive(std::int64_t now_ms) const noexcept {
+    (void)now_ms;
+    return std::nullopt;
+  }
 };
 
 }  // namespace floodgate
