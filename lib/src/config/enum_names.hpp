@@ -59,7 +59,8 @@ inline constexpr enum_name<param_source> param_source_names[] = {
     {"header", param_source::header},
     {"query", param_source::query},
     {"client_ip", param_source::client_ip},
-    {"origin", param_source::origin}};
+    {"origin", param_source::origin},
+    {"path", param_source::path}};
 
 inline constexpr enum_table<flow_grade> flow_grades{flow_grade_names, true};
 inline constexpr enum_table<flow_strategy> flow_strategies{flow_strategy_names, true};

@@ -38,7 +38,8 @@ struct parse_result {
     Strict: any error rejects the whole text; the rule structs are also validated as the engine
     would (so an ok result always loads).
 
-    The schema is SPEC §3: sections `flow`, `degrade`, `authority`, `system`, `paramFlow`, each a
+    The schema is SPEC §3: sections `flow`, `degrade`, `authority`, `system`, `paramFlow`,
+    `hotKeys`, each a
     list of rules with camelCase keys and an optional `name`. Enum values are names (any case,
     aliases `thread`, `default`, `rate_limiter`, `warm_up_rate_limiter`) or Sentinel's numeric
     codes. A null value (`key:`, `~`, JSON `null`) means "not given". To let Sentinel's rule JSON

@@ -4,6 +4,7 @@
 #include <floodgate/rules/authority_rule.hpp>
 #include <floodgate/rules/degrade_rule.hpp>
 #include <floodgate/rules/flow_rule.hpp>
+#include <floodgate/rules/hot_keys_rule.hpp>
 #include <floodgate/rules/param_flow_rule.hpp>
 #include <floodgate/rules/rule_error.hpp>
 #include <floodgate/rules/system_rule.hpp>
@@ -21,6 +22,7 @@ struct rule_set {
   std::vector<authority_rule> authority;
   std::vector<system_rule> system;
   std::vector<param_flow_rule> param_flow;
+  std::vector<hot_keys_rule> hot_keys;
 
   friend bool operator==(const rule_set&, const rule_set&) = default;
 };
