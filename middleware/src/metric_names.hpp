@@ -25,6 +25,14 @@ inline constexpr metric_info circuit_breaker_state{
     "floodgate_circuit_breaker_state", "1 for the circuit breaker's current state, 0 for the others."};
 inline constexpr metric_info circuit_breaker_transitions_total{
     "floodgate_circuit_breaker_transitions_total", "Circuit breaker state changes."};
+inline constexpr metric_info hot_keys{
+    "floodgate_hot_keys", "Values of a tracked parameter above its rule's threshold in the window."};
+inline constexpr metric_info hot_key_top_requests{
+    "floodgate_hot_key_top_requests",
+    "Requests in the window with the most requested value of a tracked parameter."};
+inline constexpr metric_info hot_key_events_total{
+    "floodgate_hot_key_events_total",
+    "Values of a tracked parameter that became hot (cold to hot transitions seen by refreshes)."};
 inline constexpr metric_info rules{"floodgate_rules", "Rules in force, by type."};
 inline constexpr metric_info rules_reloads_total{
     "floodgate_rules_reloads_total", "Rule file load attempts (the initial load included), by result."};
