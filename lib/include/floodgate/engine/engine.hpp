@@ -2,6 +2,7 @@
 #pragma once
 
 #include <floodgate/chain/clock.hpp>
+#include <floodgate/chain/cluster_lease.hpp>
 #include <floodgate/engine/context.hpp>
 #include <floodgate/engine/entry.hpp>
 #include <floodgate/engine/hot_keys.hpp>
@@ -141,6 +142,12 @@ class engine {
   void refresh_hot_keys() const;
   /// Refreshes, then each tracked parameter's counts (for metrics).
   std::vector<hot_key_rule_stats> hot_key_stats() const;
+  /** Calls `f(rule, rule_index, lease)` for every clusterMode flow rule in force (control plane):
+      how a cluster token source (floodgate/cluster/) finds the leases it feeds. `rule_index` is
+      the rule's index in the `flow` section. An unchanged rule keeps its lease across reloads. */
+  void for_each_cluster_rule(
+      const std::function<void(const flow_rule&, std::int32_t,
+                               const std::shared_ptr<cluster_lease>&)>& f) const;
 
   const clock& time() const noexcept;
   /// Requests in flight over every resource (e.g. to drain before shutting down).

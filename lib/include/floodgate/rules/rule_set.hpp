@@ -2,6 +2,7 @@
 #pragma once
 
 #include <floodgate/rules/authority_rule.hpp>
+#include <floodgate/rules/cluster_config.hpp>
 #include <floodgate/rules/degrade_rule.hpp>
 #include <floodgate/rules/flow_rule.hpp>
 #include <floodgate/rules/hot_keys_rule.hpp>
@@ -9,6 +10,7 @@
 #include <floodgate/rules/rule_error.hpp>
 #include <floodgate/rules/system_rule.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +25,8 @@ struct rule_set {
   std::vector<system_rule> system;
   std::vector<param_flow_rule> param_flow;
   std::vector<hot_keys_rule> hot_keys;
+  /// Where clusterMode flow rules share their windows; absent: no clusterMode rule is allowed.
+  std::optional<cluster_config> cluster;
 
   friend bool operator==(const rule_set&, const rule_set&) = default;
 };
