@@ -29,9 +29,13 @@ hotKeys:
   http_connection c{demo_->port()};
   for (int round = 0; round < 200; ++round) {
     for (const auto& [id, n] : flood) {
-      if (round < n) ASSERT_EQ(c.get("/users/" + id).status, 200u);
+      if (round < n) {
+        ASSERT_EQ(c.get("/users/" + id).status, 200u);
+      }
     }
-    if (round < 40) ASSERT_EQ(c.get("/users/tail-" + std::to_string(round)).status, 200u);
+    if (round < 40) {
+      ASSERT_EQ(c.get("/users/tail-" + std::to_string(round)).status, 200u);
+    }
   }
 
   const boost::json::array top = admin_json(users_hotkeys).as_array();
