@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -104,6 +106,30 @@ TEST_F(TopValueWindow, MemoryStaysFixedUnderTenMillionDistinctValues) {
   EXPECT_EQ(window.memory_bytes(), before);
   EXPECT_LE(window.values(3500).size(), 10 * window.slots_per_bucket());
   EXPECT_EQ(window.skipped(), 0u) << "one thread never finds a set busy";
+}
+
+TEST_F(TopValueWindow, ConcurrentRequestsOfAKnownValueAreAllCountedWhileReadersMerge) {
+  record("hot", 1000);
+  std::atomic<bool> done{false};
+  std::thread reader([&] {
+    while (!done.load()) EXPECT_LE(window.values(1000).size(), 41u);
+  });
+  std::vector<std::thread> writers;
+  for (int t = 0; t < 4; ++t) {
+    writers.emplace_back([&, t] {
+      for (int i = 0; i < 20'000; ++i) {
+        record("hot", 1000);
+        record("cold-" + std::to_string(t) + "-" + std::to_string(i % 10), 1000);
+      }
+    });
+  }
+  for (auto& w : writers) w.join();
+  done = true;
+  reader.join();
+  EXPECT_EQ(count("hot", 1000), 80'001u) << "a value in the summary never misses a request";
+  std::uint64_t cold = 0;
+  for (const auto& v : window.values(1000)) cold += v.text == "hot" ? 0 : v.count;
+  EXPECT_EQ(cold + window.skipped(), 80'000u) << "a new value is counted or counted as skipped";
 }
 
 /// Zipf(s) over ranks 1..n by inverse transform on the cumulative weights.
