@@ -192,6 +192,9 @@ TEST(HotKeyAccuracy, ZipfTopTenAreReportedWithinTwoPercent) {
     const double true_count = truth[order[i]];
     EXPECT_NEAR(static_cast<double>(it->count), true_count, 0.02 * true_count)
         << "value " << expected;
+    std::printf("true rank %zu: value %s, true count %.0f, reported %llu (%+.3f %%)\n", i,
+                expected.c_str(), true_count, static_cast<unsigned long long>(it->count),
+                100.0 * (static_cast<double>(it->count) - true_count) / true_count);
   }
   RecordProperty("summary_bytes", static_cast<int>(tracker.window().memory_bytes()));
   std::printf("summary memory: %zu bytes (%zu slots per bucket, %zu buckets)\n",
