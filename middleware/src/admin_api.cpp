@@ -103,7 +103,7 @@ http::response<http::string_body> admin_api::handle(http::verb method, std::stri
   };
   const bool known = path == "/" || path == "/floodgate/resources" || path == "/floodgate/tree" ||
                      path == "/floodgate/origins" || path == "/floodgate/rules" ||
-                     path == "/floodgate/breakers" ||
+                     path == "/floodgate/breakers" || path == "/floodgate/hotkeys" ||
                      (path == "/floodgate/reload" && options_.watcher != nullptr) ||
                      (path == "/floodgate/cluster" && options_.cluster) ||
                      (path == "/metrics" && options_.metrics != nullptr);
@@ -181,6 +181,25 @@ http::response<http::string_body> admin_api::handle(http::verb method, std::stri
       v["overflow"] = o->overflow();  // the node origins past the cap share
       add_stats(v, *o, now);
       out.push_back(std::move(v));
+    }
+    return ok(out);
+  }
+  if (path == "/floodgate/hotkeys") {
+    std::string scratch;
+    const auto resource = find_query_param(target, "resource", scratch);
+    if (!resource || resource->empty()) {
+      return make_error_response(http::status::bad_request, "missing query parameter: resource",
+                                 version, keep_alive);
+    }
+    json::array out;
+    for (const hot_key& k : engine_->hot_keys(*resource)) {
+      json::object o;
+      o["param"] = k.param;
+      o["value"] = k.value;
+      o["count"] = k.count;
+      o["hot"] = k.hot;
+      o["rule"] = k.rule;
+      out.push_back(std::move(o));
     }
     return ok(out);
   }

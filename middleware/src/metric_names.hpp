@@ -29,6 +29,14 @@ inline constexpr metric_info adaptive_drop_ratio{
     "floodgate_adaptive_drop_ratio",
     "Share of requests an adaptive (Google SRE) breaker drops now: "
     "max(0, (requests - k * accepts) / (requests + 1)) over its window."};
+inline constexpr metric_info hot_keys{
+    "floodgate_hot_keys", "Values of a tracked parameter above its rule's threshold in the window."};
+inline constexpr metric_info hot_key_top_requests{
+    "floodgate_hot_key_top_requests",
+    "Requests in the window with the most requested value of a tracked parameter."};
+inline constexpr metric_info hot_key_events_total{
+    "floodgate_hot_key_events_total",
+    "Values of a tracked parameter that became hot (cold to hot transitions seen by refreshes)."};
 inline constexpr metric_info rules{"floodgate_rules", "Rules in force, by type."};
 inline constexpr metric_info rules_reloads_total{
     "floodgate_rules_reloads_total", "Rule file load attempts (the initial load included), by result."};

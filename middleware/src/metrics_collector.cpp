@@ -83,6 +83,7 @@ std::vector<MetricFamily> metrics_collector::Collect() const {
   collect_resources(out);
   collect_breakers(out);
   collect_rules(out);
+  collect_hot_keys(out);
   collect_process(out);
   return out;
 }
@@ -231,7 +232,8 @@ void metrics_collector::collect_rules(std::vector<MetricFamily>& out) const {
                                                              {"degrade", rs.degrade.size()},
                                                              {"authority", rs.authority.size()},
                                                              {"system", rs.system.size()},
-                                                             {"param_flow", rs.param_flow.size()}};
+                                                             {"param_flow", rs.param_flow.size()},
+                                                             {"hot_keys", rs.hot_keys.size()}};
   for (const auto& [type, n] : counts) {
     rules.metric.push_back(gauge({label(metrics::label_type, type)}, as_double(n)));
   }
@@ -250,6 +252,28 @@ void metrics_collector::collect_rules(std::vector<MetricFamily>& out) const {
   }
   out.push_back(std::move(reloads));
   out.push_back(std::move(last_ok));
+}
+
+void metrics_collector::collect_hot_keys(std::vector<MetricFamily>& out) const {
+  auto hot = family(metrics::hot_keys, MetricType::Gauge);
+  auto top = family(metrics::hot_key_top_requests, MetricType::Gauge);
+  auto events = family(metrics::hot_key_events_total, MetricType::Counter);
+  for (const hot_key_rule_stats& s : engine_.hot_key_stats()) {
+    std::vector<ClientMetric::Label> labels{label(metrics::label_resource, s.resource),
+                                            label(metrics::label_rule, s.rule)};
+    hot.metric.push_back(gauge(labels, as_double(s.hot_values)));
+    top.metric.push_back(gauge(labels, as_double(s.top_count)));
+    hot_key_series& series = hot_key_series_[{s.resource, s.rule}];
+    if (series.tracker != s.tracker || s.events < series.seen) {
+      series.earlier += series.seen;  // a new rule under the same labels
+      series.tracker = s.tracker;
+    }
+    series.seen = s.events;
+    events.metric.push_back(counter(std::move(labels), as_double(series.earlier + s.events)));
+  }
+  out.push_back(std::move(hot));
+  out.push_back(std::move(top));
+  out.push_back(std::move(events));
 }
 
 void metrics_collector::collect_process(std::vector<MetricFamily>& out) const {

@@ -61,7 +61,8 @@ inline constexpr enum_name<param_source> param_source_names[] = {
     {"header", param_source::header},
     {"query", param_source::query},
     {"client_ip", param_source::client_ip},
-    {"origin", param_source::origin}};
+    {"origin", param_source::origin},
+    {"path", param_source::path}};
 
 inline constexpr enum_name<cluster_threshold_type> cluster_threshold_type_names[] = {
     {"global", cluster_threshold_type::global}, {"avg_local", cluster_threshold_type::avg_local}};

@@ -31,7 +31,7 @@ void validate_rules(document_reader& doc, const rule_set& rules, const clean_rul
     for (const auto& [section, ok] :
          {std::pair{std::string_view{"flow"}, &clean.flow}, {"degrade", &clean.degrade},
           {"authority", &clean.authority}, {"system", &clean.system},
-          {"paramFlow", &clean.param_flow}}) {
+          {"paramFlow", &clean.param_flow}, {"hotKeys", &clean.hot_keys}}) {
       if (path.size() <= section.size() + 2 || path.substr(0, section.size()) != section ||
           path[section.size()] != '[') {
         continue;
@@ -127,7 +127,7 @@ parse_result parse_rules(std::string_view text, std::string_view file_name) {
     } else if (!root.IsMap()) {
       doc.error(detail::location_of(root), {},
                 "must be a mapping of rule sections (flow, degrade, authority, system, "
-                "paramFlow)");
+                "paramFlow, hotKeys)");
     } else {
       clean_rules clean;
       detail::read_rule_document(doc, root, rules, clean);

@@ -163,18 +163,24 @@ std::vector<param_flow_item> read_param_items(map_reader& m) {
   return items;
 }
 
-param_flow_rule read_param_flow(map_reader& m) {
-  param_flow_rule r;
-  read_name_and_resource(m, r.name, r.resource);
+/// `param: {from, name}` and `paramIdx`, as paramFlow and hotKeys rules name their parameter.
+void read_param_choice(map_reader& m, std::optional<param_selector>& param,
+                       std::optional<std::int32_t>& param_idx) {
   if (const YAML::Node* p = m.node("param")) {
     if (p->IsMap()) {
       map_reader selector(m.doc(), *p, m.path_of("param"), {{"from"}, {"name"}});
-      r.param = read_param_selector(selector);
+      param = read_param_selector(selector);
     } else {
       m.error("param", "must be a mapping {from, name}");
     }
   }
-  r.param_idx = m.integer("paramIdx");
+  param_idx = m.integer("paramIdx");
+}
+
+param_flow_rule read_param_flow(map_reader& m) {
+  param_flow_rule r;
+  read_name_and_resource(m, r.name, r.resource);
+  read_param_choice(m, r.param, r.param_idx);
   if (auto v = m.enumeration("grade", flow_grades)) r.grade = *v;
   read_number(m, "count", r.count, presence::required);
   read_int(m, "burstCount", r.burst_count);
@@ -185,6 +191,16 @@ param_flow_rule read_param_flow(map_reader& m) {
   read_ignored_limit_app(m);
   read_unsupported_cluster_mode(m);
   read_sentinel_extras(m);
+  return r;
+}
+
+hot_keys_rule read_hot_keys(map_reader& m) {
+  hot_keys_rule r;
+  read_name_and_resource(m, r.name, r.resource);
+  read_param_choice(m, r.param, r.param_idx);
+  read_int(m, "windowSec", r.window_sec);
+  read_int(m, "top", r.top);
+  read_number(m, "threshold", r.threshold, presence::required);
   return r;
 }
 
@@ -235,7 +251,8 @@ void read_section(map_reader& root, std::string_view key, std::vector<Rule>& out
 void read_rule_document(document_reader& doc, const YAML::Node& root, rule_set& out,
                         clean_rules& clean) {
   map_reader top(doc, root, {},
-                 {{"flow"}, {"degrade"}, {"authority"}, {"system"}, {"paramFlow"}, {"cluster"}});
+                 {{"flow"}, {"degrade"}, {"authority"}, {"system"}, {"paramFlow"}, {"hotKeys"},
+                  {"cluster"}});
   read_cluster_section(top, out);
   read_section(top, "flow", out.flow, clean.flow,
                {{"name"},
@@ -302,6 +319,10 @@ void read_rule_document(document_reader& doc, const YAML::Node& root, rule_set& 
                 {"clusterMode"},
                 {"clusterConfig"}},
                read_param_flow);
+  read_section(top, "hotKeys", out.hot_keys, clean.hot_keys,
+               {{"name"}, {"resource"}, {"param"}, {"paramIdx"}, {"windowSec"}, {"top"},
+                {"threshold"}},
+               read_hot_keys);
 }
 
 }  // namespace floodgate::config::detail

@@ -1,4 +1,5 @@
-// Reading the sections of a rule file (flow, degrade, authority, system, paramFlow) into rules.
+// Reading the sections of a rule file (flow, degrade, authority, system, paramFlow, hotKeys) into
+// rules.
 #pragma once
 
 #include "config/document_reader.hpp"
@@ -13,7 +14,7 @@ namespace floodgate::config::detail {
 
 /// For each rule read, whether it was read without error (only those go on to validate()).
 struct clean_rules {
-  std::vector<bool> flow, degrade, authority, system, param_flow;
+  std::vector<bool> flow, degrade, authority, system, param_flow, hot_keys;
 };
 
 /** Reads the document root (a mapping of sections) into `out`, reporting every schema error:

@@ -5,6 +5,7 @@
 
 #include <charconv>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -174,16 +175,21 @@ fields fields_of(const system_rule& r, const format&) {
   return out;
 }
 
+void add_param_choice(fields& out, const format& f, const std::optional<param_selector>& param,
+                      const std::optional<std::int32_t>& param_idx) {
+  if (param) {
+    fields selector{{"from", f.enumeration(detail::param_sources, param->from)}};
+    if (!param->name.empty()) selector.emplace_back("name", format::string(param->name));
+    out.emplace_back("param", f.inline_map(selector));
+  }
+  if (param_idx) out.emplace_back("paramIdx", format::number(*param_idx));
+}
+
 fields fields_of(const param_flow_rule& r, const format& f) {
   fields out;
   add_name(out, r.name);
   out.emplace_back("resource", format::string(r.resource));
-  if (r.param) {
-    fields selector{{"from", f.enumeration(detail::param_sources, r.param->from)}};
-    if (!r.param->name.empty()) selector.emplace_back("name", format::string(r.param->name));
-    out.emplace_back("param", f.inline_map(selector));
-  }
-  if (r.param_idx) out.emplace_back("paramIdx", format::number(*r.param_idx));
+  add_param_choice(out, f, r.param, r.param_idx);
   out.emplace_back("grade", f.enumeration(detail::flow_grades, r.grade));
   out.emplace_back("count", format::number(r.count));
   out.emplace_back("burstCount", format::number(r.burst_count));
@@ -199,6 +205,17 @@ fields fields_of(const param_flow_rule& r, const format& f) {
     }
     out.emplace_back("items", items + "]");
   }
+  return out;
+}
+
+fields fields_of(const hot_keys_rule& r, const format& f) {
+  fields out;
+  add_name(out, r.name);
+  out.emplace_back("resource", format::string(r.resource));
+  add_param_choice(out, f, r.param, r.param_idx);
+  out.emplace_back("windowSec", format::number(r.window_sec));
+  out.emplace_back("top", format::number(r.top));
+  out.emplace_back("threshold", format::number(r.threshold));
   return out;
 }
 
@@ -233,7 +250,8 @@ std::string write(const rule_set& rules, const format& f) {
   write_section(out, f, "degrade", rules.degrade, false);
   write_section(out, f, "authority", rules.authority, false);
   write_section(out, f, "system", rules.system, false);
-  write_section(out, f, "paramFlow", rules.param_flow, !rules.cluster);
+  write_section(out, f, "paramFlow", rules.param_flow, false);
+  write_section(out, f, "hotKeys", rules.hot_keys, !rules.cluster);
   if (rules.cluster) write_cluster(out, f, *rules.cluster);
   if (f.json) out += "}\n";
   return out;

@@ -5,6 +5,9 @@
 #include "degrade/circuit_breaker_impl.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <optional>
+#include <string>
 #include <stdexcept>
 
 namespace floodgate {
@@ -12,6 +15,55 @@ namespace floodgate {
 namespace detail {
 
 namespace {
+
+std::string rule_label(const std::string& name, std::string_view section, std::int32_t index) {
+  return name.empty() ? std::string(section) + "[" + std::to_string(index) + "]" : name;
+}
+
+std::string param_label(const std::optional<param_selector>& param,
+                        const std::optional<std::int32_t>& param_idx) {
+  if (param_idx || !param) return "arg[" + std::to_string(param_idx.value_or(0)) + "]";
+  switch (param->from) {
+    case param_source::header:
+      return "header:" + param->name;
+    case param_source::query:
+      return "query:" + param->name;
+    case param_source::path:
+      return "path:" + param->name;
+    case param_source::client_ip:
+      return "client_ip";
+    case param_source::origin:
+      break;
+  }
+  return "origin";
+}
+
+/// A tracker with the labels it is reported under.
+struct tracked_parameter {
+  std::string rule;
+  std::string param;
+  const param_detail::hot_key_tracker& tracker;
+};
+
+/// Calls `f(tracked_parameter)` for every tracker of one resource: paramFlow rules, then hotKeys.
+template <class F>
+void for_each_tracker(const resource_rules& r, F&& f) {
+  if (r.param) {
+    r.param->for_each_tracker(
+        [&](const param_flow_rule& rule, std::int32_t index, const param_detail::hot_key_tracker& t) {
+          f(tracked_parameter{rule_label(rule.name, "paramFlow", index),
+                              param_label(rule.param, rule.param_idx), t});
+        });
+  }
+  if (r.hot_keys) {
+    r.hot_keys->for_each_tracker(
+        [&](const hot_keys_rule& rule, std::int32_t index, const param_detail::hot_key_tracker& t) {
+          f(tracked_parameter{rule_label(rule.name, "hotKeys", index),
+                              param_label(rule.param, rule.param_idx), t});
+        });
+  }
+}
+
 const engine_options& checked(const engine_options& o) {
   const auto& w = o.windows;
   if (w.second_sample_count <= 0 || w.second_interval_ms <= 0 ||
@@ -62,7 +114,63 @@ void engine_impl::add_slot(std::shared_ptr<slot> s) {
 void engine_impl::republish_locked(const rule_set& rules) {
   const rule_snapshot* previous = snapshot_.current();
   snapshot_.publish(build_snapshot({rules, previous, user_slots_, observers_, system_status_,
-                                    previous->version + 1, &registry_, clock_->now_ms()}));
+                                    previous->version + 1, &registry_, clock_->now_ms(),
+                                    options_.track_param_flow_values}));
+}
+
+engine_impl::~engine_impl() {
+  {
+    const std::lock_guard lock(ticker_mutex_);
+    ticker_stop_ = true;
+  }
+  hot_wake_.notify_all();
+  if (hot_ticker_.joinable()) hot_ticker_.join();
+}
+
+void engine_impl::add_hot_key_observer(hot_key_observer observer) {
+  {
+    const std::lock_guard lock(hot_mutex_);
+    hot_observers_.push_back(std::move(observer));
+  }
+  const std::lock_guard start(ticker_mutex_);
+  if (options_.hot_key_refresh_ms <= 0 || hot_ticker_.joinable() || ticker_stop_) return;
+  hot_ticker_ = std::thread([this] {
+    std::unique_lock lock(ticker_mutex_);
+    while (!hot_wake_.wait_for(lock, std::chrono::milliseconds(options_.hot_key_refresh_ms),
+                               [this] { return ticker_stop_; })) {
+      lock.unlock();
+      refresh_hot_keys();
+      lock.lock();
+    }
+  });
+}
+
+void engine_impl::refresh_hot_keys(const std::function<void(const rule_snapshot&)>& f) {
+  const std::lock_guard lock(hot_mutex_);
+  snapshot_.reclaim();
+  const auto pinned = snapshot_.read();
+  const std::int64_t now = clock_->now_ms();
+  std::vector<hot_key_event> events;
+  std::vector<param_detail::hot_key_tracker::transition> changed;
+  for (const auto& r : pinned->resources) {
+    for_each_tracker(*r, [&](const tracked_parameter& p) {
+      changed.clear();
+      p.tracker.refresh(now, changed);
+      for (auto& c : changed) {
+        events.push_back({r->resource, p.rule, p.param, std::move(c.value), c.count, c.hot});
+      }
+    });
+  }
+  for (const hot_key_observer& observer : hot_observers_) {
+    for (const hot_key_event& e : events) {
+      try {
+        observer(e);
+      } catch (...) {
+        // An observer that throws loses only its own notification.
+      }
+    }
+  }
+  if (f) f(*pinned);
 }
 
 namespace {
@@ -110,6 +218,7 @@ slot_verdict engine_impl::run_checks(const rule_snapshot& snap, const resource_r
     if (stops(v, stage::system)) return v;
   }
   if (rules != nullptr) {
+    if (rules->hot_keys) rules->hot_keys->record(cc);
     if (rules->param) {
       const slot_verdict v = rules->param->check(cc, tokens);
       if (stops(v, stage::param_flow)) return v;
@@ -157,6 +266,7 @@ slot_verdict engine_impl::run_checks_with_user_slots(const rule_snapshot& snap,
         if (snap.system && cc.type == entry_type::inbound) v = snap.system->check(cc);
         break;
       case stage::param_flow:
+        if (rules != nullptr && rules->hot_keys) rules->hot_keys->record(cc);
         if (rules != nullptr && rules->param) v = rules->param->check(cc, tokens);
         break;
       case stage::flow:
@@ -420,6 +530,51 @@ void engine::for_each_breaker(
           [&](const circuit_breaker& b, std::int32_t index) { f(r->resource, b, index); });
     }
   }
+}
+
+std::vector<hot_key> engine::hot_keys(std::string_view resource) const {
+  std::vector<hot_key> out;
+  impl_->refresh_hot_keys([&](const detail::rule_snapshot& snap) {
+    const detail::resource_rules* r = snap.find(node::hash_name(resource), resource);
+    if (r == nullptr) return;
+    detail::for_each_tracker(*r, [&](const detail::tracked_parameter& p) {
+      auto last = p.tracker.last();
+      for (auto& c : last.top) {
+        const bool hot = static_cast<double>(c.count) > p.tracker.threshold();
+        out.push_back({p.rule, p.param, std::move(c.text), c.count, hot});
+      }
+    });
+  });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const hot_key& a, const hot_key& b) { return a.count > b.count; });
+  return out;
+}
+
+bool engine::is_hot(std::string_view resource, const param_value& value) const noexcept {
+  const auto pinned = impl_->snapshot().read();
+  const detail::resource_rules* r = pinned->find(node::hash_name(resource), resource);
+  if (r == nullptr || value.empty()) return false;
+  const std::int64_t now = impl_->time().now_ms();
+  return (r->param && r->param->is_hot(value, now)) || (r->hot_keys && r->hot_keys->is_hot(value, now));
+}
+
+void engine::add_hot_key_observer(hot_key_observer observer) {
+  impl_->add_hot_key_observer(std::move(observer));
+}
+
+void engine::refresh_hot_keys() const { impl_->refresh_hot_keys(); }
+
+std::vector<hot_key_rule_stats> engine::hot_key_stats() const {
+  std::vector<hot_key_rule_stats> out;
+  impl_->refresh_hot_keys([&](const detail::rule_snapshot& snap) {
+    for (const auto& r : snap.resources) {
+      detail::for_each_tracker(*r, [&](const detail::tracked_parameter& p) {
+        const auto v = p.tracker.last();
+        out.push_back({r->resource, p.rule, v.hot_values, v.top_count, v.events, &p.tracker});
+      });
+    }
+  });
+  return out;
 }
 
 void engine::for_each_cluster_rule(

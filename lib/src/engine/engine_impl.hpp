@@ -8,9 +8,12 @@
 #include <floodgate/engine/engine.hpp>
 
 #include <atomic>
+#include <condition_variable>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 namespace floodgate::detail {
@@ -42,6 +45,11 @@ class engine_impl {
   std::uint64_t internal_errors() const noexcept {
     return internal_errors_.load(std::memory_order_relaxed);
   }
+  ~engine_impl();
+
+  void add_hot_key_observer(hot_key_observer observer);
+  /// Refreshes every tracker and tells the observers; `f` then reads the trackers (same lock).
+  void refresh_hot_keys(const std::function<void(const rule_snapshot&)>& f = {});
 
  private:
   [[gnu::always_inline]] inline slot_verdict run_checks(const rule_snapshot& snap,
@@ -106,6 +114,15 @@ class engine_impl {
     stat::write_point point{std::numeric_limits<std::int64_t>::min(), 0, 0, 0, 0, 0, false};
   };
   std::unique_ptr<point_memo[]> points_;  // one per writer shard, written by its owner only
+
+  // Hot keys (control plane only): refreshes and observer calls are serialized by hot_mutex_;
+  // the ticker waits on hot_wake_ (never a request thread).
+  std::mutex hot_mutex_;
+  std::vector<hot_key_observer> hot_observers_;  // guarded by hot_mutex_
+  std::mutex ticker_mutex_;
+  std::condition_variable hot_wake_;
+  bool ticker_stop_ = false;  // guarded by ticker_mutex_
+  std::thread hot_ticker_;  // started by the first observer
 };
 
 /// The engine's private state, for floodgate's own tests and tools (not the public API).

@@ -78,6 +78,7 @@ std::unique_ptr<rule_snapshot> build_snapshot(const snapshot_inputs& in) {
   const auto degrade = group_by_resource(in.rules.degrade);
   const auto authority = group_by_resource(in.rules.authority);
   const auto param = group_by_resource(in.rules.param_flow);
+  const auto hot_keys = group_by_resource(in.rules.hot_keys);
 
   std::map<std::string, resource_rules*, std::less<>> by_name;
   auto slot_for = [&](const std::string& name) -> resource_rules& {
@@ -103,7 +104,13 @@ std::unique_ptr<rule_snapshot> build_snapshot(const snapshot_inputs& in) {
   }
   for (const auto& [name, rules] : param) {
     const auto* prev = previous_of(name);
-    slot_for(name).param = resource_param_rules::build(rules, prev ? prev->param.get() : nullptr);
+    slot_for(name).param = resource_param_rules::build(rules, prev ? prev->param.get() : nullptr,
+                                                       in.track_param_flow_values);
+  }
+  for (const auto& [name, rules] : hot_keys) {
+    const auto* prev = previous_of(name);
+    slot_for(name).hot_keys =
+        resource_hot_keys::build(rules, prev ? prev->hot_keys.get() : nullptr);
   }
   for (const auto& [name, rules] : flow) {
     const auto* prev = previous_of(name);

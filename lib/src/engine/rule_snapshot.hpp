@@ -8,6 +8,7 @@
 #include "flow/flow_slot.hpp"
 #include "node/cluster_node.hpp"
 #include "param/param_slot.hpp"
+#include "param/resource_hot_keys.hpp"
 #include <floodgate/rules/rule_set.hpp>
 #include "system/system_slot.hpp"
 
@@ -27,6 +28,7 @@ struct resource_rules {
   std::uint32_t position = 0;  ///< index in rule_snapshot::resources
   std::unique_ptr<resource_authority> authority;
   std::unique_ptr<resource_param_rules> param;
+  std::unique_ptr<resource_hot_keys> hot_keys;
   std::unique_ptr<resource_flow_rules> flow;
   std::unique_ptr<resource_breakers> degrade;
 };
@@ -79,6 +81,7 @@ struct snapshot_inputs {
   /// The statistics tree and the time of the build: new rules start from the traffic under way.
   const node::node_registry* nodes = nullptr;
   std::int64_t now_ms = -1;
+  bool track_param_flow_values = true;
 };
 
 /// Compiles a validated rule set, carrying state over from `previous` for unchanged rules.

@@ -19,8 +19,15 @@ std::size_t value_capacity(const param_flow_rule& rule) noexcept {
   return std::min<std::size_t>(4000 * duration, 200'000);
 }
 
-rule_state::rule_state(const param_flow_rule& rule)
-    : hasher(random_seed()), table(value_capacity(rule)) {}
+/// A paramFlow rule's values are watched over its own duration, with its count as threshold:
+/// a hot value is one the rule is limiting.
+rule_state::rule_state(const param_flow_rule& rule, bool track_values)
+    : hasher(random_seed()), table(value_capacity(rule)) {
+  if (track_values) {
+    tracker = std::make_unique<hot_key_tracker>(
+        hasher, std::int64_t{std::max(rule.duration_in_sec, 1)} * 1000, 20, rule.count);
+  }
+}
 
 param_rule::param_rule(const param_flow_rule& rule, std::int32_t index,
                        std::shared_ptr<rule_state> state)

@@ -1,6 +1,8 @@
 // One compiled hot-parameter rule: its thresholds and its bounded per-value state.
 #pragma once
 
+#include "param/hot_key_tracker.hpp"
+#include "param/parameter_of.hpp"
 #include "param/value_key.hpp"
 #include "param/value_table.hpp"
 
@@ -23,9 +25,12 @@ std::size_t value_capacity(const param_flow_rule& rule) noexcept;
 /** The state of a rule that survives reloads while the rule is unchanged: the per-value table and
     the hasher its keys were made with. */
 struct rule_state {
-  explicit rule_state(const param_flow_rule& rule);
+  rule_state(const param_flow_rule& rule, bool track_values);
   value_hasher hasher;
   value_table table;
+  /// The rule's values by request count (no limit; hot = above `count` per durationInSec);
+  /// null when the engine does not track paramFlow values.
+  std::unique_ptr<hot_key_tracker> tracker;
 };
 
 /** One rule as checked on the request path. Built on the control plane; the checks are
@@ -42,6 +47,8 @@ class param_rule {
 
   const param_flow_rule& rule() const noexcept { return rule_; }
   const std::shared_ptr<rule_state>& state() const noexcept { return state_; }
+  /// The rule's position in the paramFlow section.
+  std::int32_t index() const noexcept { return index_; }
 
   /// What the check of one value decided, in two registers: pass, wait (`value` ns) or block
   /// (`value` = retry-after ms).
@@ -50,14 +57,10 @@ class param_rule {
     std::int64_t value;
   };
 
-  /// Room for a value taken from the request, left uninitialized until one is: the request path
-  /// does not zero 32 bytes per rule for paramIdx rules, which never use it.
-  struct value_room {
-    alignas(param_value) unsigned char bytes[sizeof(param_value)];
-  };
-  /** The entry's value of this rule's parameter, or null when it has none (the rule passes): an
-      argument, or a value taken from the request and constructed in `room`. */
-  const param_value* value_of(const check_context& ctx, value_room& room) const noexcept;
+  /// The entry's value of this rule's parameter, or null when it has none (the rule passes).
+  const param_value* value_of(const check_context& ctx, value_room& room) const noexcept {
+    return parameter_of(ctx, rule_.param, rule_.param_idx, room);
+  }
   /// Checks `value`, the entry's value of this rule's parameter.
   decision check(const check_context& ctx, const param_value& value,
                  entry_tokens& tokens) const noexcept;
@@ -117,29 +120,12 @@ class param_rule {
   std::int64_t duration_ms_;
 };
 
-inline const param_value* param_rule::value_of(const check_context& ctx,
-                                               value_room& room) const noexcept {
-  static_assert(std::is_trivially_destructible_v<param_value>, "room is never destroyed");
-  const param_value* value = nullptr;
-  if (rule_.param_idx) {
-    // A negative index counts from the end; out of range means the rule does not apply.
-    const std::size_t n = ctx.args.size();
-    std::int64_t i = *rule_.param_idx;
-    if (i < 0) i += static_cast<std::int64_t>(n);
-    if (static_cast<std::uint64_t>(i) >= n) return nullptr;
-    value = &ctx.args[static_cast<std::size_t>(i)];
-  } else if (rule_.param) {
-    value = ::new (room.bytes) param_value(ctx.params(*rule_.param));
-  } else {
-    return nullptr;
-  }
-  return value->empty() ? nullptr : value;
-}
-
 inline param_rule::decision param_rule::check(const check_context& ctx, const param_value& value,
                                               entry_tokens& tokens) const noexcept {
   char buffer[integer_text_size];
-  const value_key key = state_->hasher(value_text(value, buffer));
+  const std::string_view text = value_text(value, buffer);
+  const value_key key = state_->hasher(text);
+  if (state_->tracker != nullptr) state_->tracker->record(key, text, ctx.now_ms);
   if (algorithm_ == algorithm::tokens) [[likely]] {
     return check_tokens(ctx, key, tokens_, max_tokens_);
   }

@@ -30,7 +30,8 @@ resource_param_rules::resource_param_rules(std::unique_ptr<impl> p) : impl_(std:
 resource_param_rules::~resource_param_rules() = default;
 
 std::unique_ptr<resource_param_rules> resource_param_rules::build(
-    std::vector<indexed_rule<param_flow_rule>> rules, const resource_param_rules* previous) {
+    std::vector<indexed_rule<param_flow_rule>> rules, const resource_param_rules* previous,
+    bool track_values) {
   auto p = std::make_unique<impl>();
   p->rules.reserve(rules.size());
   // An unchanged rule keeps its per-value state (each previous state is taken at most once);
@@ -40,12 +41,12 @@ std::unique_ptr<resource_param_rules> resource_param_rules::build(
     std::shared_ptr<param_detail::rule_state> state;
     for (std::size_t i = 0; i < taken.size() && state == nullptr; ++i) {
       const auto& old = previous->impl_->rules[i];
-      if (!taken[i] && old.rule() == rule) {
+      if (!taken[i] && old.rule() == rule && (old.state()->tracker != nullptr) == track_values) {
         taken[i] = true;
         state = old.state();
       }
     }
-    if (state == nullptr) state = std::make_shared<param_detail::rule_state>(rule);
+    if (state == nullptr) state = std::make_shared<param_detail::rule_state>(rule, track_values);
     p->rules.emplace_back(rule, index, std::move(state));
   }
   return std::unique_ptr<resource_param_rules>(new resource_param_rules(std::move(p)));
@@ -56,7 +57,7 @@ slot_verdict resource_param_rules::check(const check_context& ctx,
   const std::uint8_t held_before = tokens.param_held_count;
   std::int64_t wait_ns = 0;
   for (const auto& rule : impl_->rules) {
-    param_detail::param_rule::value_room room;
+    param_detail::value_room room;
     const param_value* value = rule.value_of(ctx, room);
     if (value == nullptr) continue;
     const auto d = rule.check(ctx, *value, tokens);
@@ -79,6 +80,24 @@ void resource_param_rules::on_blocked_later(const check_context&,
 
 void resource_param_rules::on_exit(const exit_context&, entry_tokens& tokens) const noexcept {
   release_held(tokens, 0);
+}
+
+void resource_param_rules::for_each_tracker(
+    const std::function<void(const param_flow_rule&, std::int32_t,
+                             const param_detail::hot_key_tracker&)>& f) const {
+  for (const auto& rule : impl_->rules) {
+    if (rule.state()->tracker != nullptr) f(rule.rule(), rule.index(), *rule.state()->tracker);
+  }
+}
+
+bool resource_param_rules::is_hot(const param_value& value, std::int64_t now_ms) const noexcept {
+  char buffer[param_detail::integer_text_size];
+  const std::string_view text = param_detail::value_text(value, buffer);
+  for (const auto& rule : impl_->rules) {
+    const auto& tracker = rule.state()->tracker;
+    if (tracker != nullptr && tracker->is_hot(text, now_ms)) return true;
+  }
+  return false;
 }
 
 std::size_t resource_param_rules::tracked_values() const noexcept {

@@ -6,11 +6,16 @@
 #include "rules/indexed_rule.hpp"
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string_view>
 #include <vector>
 
 namespace floodgate {
+
+namespace param_detail {
+class hot_key_tracker;
+}
 
 /** The param-flow rules of one resource with their bounded per-value state. State of rules equal
     to one in `previous` carries over.
@@ -27,8 +32,10 @@ namespace floodgate {
 class resource_param_rules {
  public:
   /// Compiles one resource's rules, sharing the state of rules equal to ones in `previous`.
+  /// With `track_values`, each rule also tracks its values' request counts (hot keys).
   static std::unique_ptr<resource_param_rules> build(
-      std::vector<indexed_rule<param_flow_rule>> rules, const resource_param_rules* previous);
+      std::vector<indexed_rule<param_flow_rule>> rules, const resource_param_rules* previous,
+      bool track_values);
   ~resource_param_rules();
 
   /** Checks every rule against the entry's value of its parameter (a missing value passes).
@@ -44,6 +51,12 @@ class resource_param_rules {
   std::size_t tracked_values() const noexcept;
   /// The most values all rules together keep state for.
   std::size_t value_capacity() const noexcept;
+
+  /// Calls `f(rule, index, tracker)` for every rule that tracks its values (control plane).
+  void for_each_tracker(const std::function<void(const param_flow_rule&, std::int32_t,
+                                                 const param_detail::hot_key_tracker&)>& f) const;
+  /// Whether any rule's tracker finds `value` hot at `now_ms`; lock-free, never allocates.
+  bool is_hot(const param_value& value, std::int64_t now_ms) const noexcept;
 
   struct impl;
 

@@ -1,6 +1,8 @@
 // Hot-parameter rule validation: Sentinel's ParamFlowRuleUtil.isValidRule, reported field by field.
 #include <floodgate/rules/param_flow_rule.hpp>
 
+#include "rules/param_choice.hpp"
+
 #include <cmath>
 #include <string>
 
@@ -25,20 +27,7 @@ void validate(const param_flow_rule& rule, std::string_view path, std::vector<ru
   if (rule.resource.empty()) {
     errors.push_back({p + ".resource", "must not be empty"});
   }
-  if (rule.param && rule.param_idx) {
-    errors.push_back({p + ".paramIdx", "param and paramIdx are mutually exclusive"});
-  } else if (!rule.param && !rule.param_idx) {
-    errors.push_back({p, "one of param or paramIdx is required"});
-  }
-  if (rule.param) {
-    const bool named =
-        rule.param->from == param_source::header || rule.param->from == param_source::query;
-    if (named && rule.param->name.empty()) {
-      errors.push_back({p + ".param.name", "is required when from is header or query"});
-    } else if (!named && !rule.param->name.empty()) {
-      errors.push_back({p + ".param.name", "must be empty when from is client_ip or origin"});
-    }
-  }
+  rules_detail::validate_param_choice(rule.param, rule.param_idx, p, errors);
   check_count(rule.count, p + ".count", errors);
   if (rule.burst_count < 0) {
     errors.push_back({p + ".burstCount", "must be >= 0"});

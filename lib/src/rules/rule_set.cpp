@@ -20,6 +20,7 @@ void validate(const rule_set& rules, std::vector<rule_error>& errors) {
   validate_section(rules.authority, "authority", errors);
   validate_section(rules.system, "system", errors);
   validate_section(rules.param_flow, "paramFlow", errors);
+  validate_section(rules.hot_keys, "hotKeys", errors);
   if (rules.cluster) {
     validate(*rules.cluster, errors);
     return;

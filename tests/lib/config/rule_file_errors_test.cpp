@@ -192,7 +192,7 @@ const bad_input bad_inputs[] = {
      "paramFlow[0].param.from", "unknown value \"cookie\"; expected header | query"},
     {"ParamFlowHeaderWithoutName",
      "paramFlow:\n  - resource: a\n    count: 1\n    param: {from: header}\n", 4, 12,
-     "paramFlow[0].param.name", "is required when from is header or query"},
+     "paramFlow[0].param.name", "is required when from is header, query or path"},
     {"ParamFlowWarmUp",
      "paramFlow:\n  - {resource: a, count: 1, paramIdx: 0, controlBehavior: warm_up}\n", 2, 59,
      "paramFlow[0].controlBehavior", "must be reject or throttling"},
@@ -221,6 +221,23 @@ const bad_input bad_inputs[] = {
      "    paramFlowItemList: []\n",
      6, 5, "paramFlow[0].paramFlowItemList",
      "duplicate key: \"paramFlowItemList\" and \"items\" are the same field"},
+    // hotKeys.
+    {"HotKeysWindowZero", "hotKeys:\n  - {resource: a, paramIdx: 0, threshold: 1, windowSec: 0}\n", 2, 57, "hotKeys[0].windowSec", "must be between 1 and 86400"},
+    {"HotKeysWindowLongerThanADay", "hotKeys:\n  - {resource: a, paramIdx: 0, threshold: 1, windowSec: 90000}\n", 2, 57, "hotKeys[0].windowSec", "must be between 1 and 86400"},
+    {"HotKeysWindowFractional", "hotKeys:\n  - {resource: a, paramIdx: 0, threshold: 1, windowSec: 2.5}\n", 2, 57, "hotKeys[0].windowSec", "must be an integer"},
+    {"HotKeysTopZero", "hotKeys:\n  - {resource: a, paramIdx: 0, threshold: 1, top: 0}\n", 2, 51, "hotKeys[0].top", "must be between 1 and 1000"},
+    {"HotKeysTopTooLarge", "hotKeys:\n  - {resource: a, paramIdx: 0, threshold: 1, top: 5000}\n", 2, 51, "hotKeys[0].top", "must be between 1 and 1000"},
+    {"HotKeysNegativeThreshold", "hotKeys:\n  - {resource: a, paramIdx: 0, threshold: -1}\n", 2, 43, "hotKeys[0].threshold", "must be a finite number >= 0"},
+    {"HotKeysThresholdNotANumber", "hotKeys:\n  - {resource: a, paramIdx: 0, threshold: many}\n", 2, 43, "hotKeys[0].threshold", "must be a number, not \"many\""},
+    {"HotKeysMissingThreshold", "hotKeys:\n  - {resource: a, paramIdx: 0}\n", 2, 5, "hotKeys[0].threshold", "is required"},
+    {"HotKeysMissingResource", "hotKeys:\n  - {paramIdx: 0, threshold: 1}\n", 2, 5, "hotKeys[0].resource", "is required"},
+    {"HotKeysEmptyResource", "hotKeys:\n  - {resource: \"\", paramIdx: 0, threshold: 1}\n", 2, 16, "hotKeys[0].resource", "must not be empty"},
+    {"HotKeysWithoutParamOrIndex", "hotKeys:\n  - {resource: a, threshold: 1}\n", 2, 5, "hotKeys[0]", "one of param or paramIdx is required"},
+    {"HotKeysParamAndIndex", "hotKeys:\n  - {resource: a, threshold: 1, paramIdx: 0, param: {from: origin}}\n", 2, 43, "hotKeys[0].paramIdx", "param and paramIdx are mutually exclusive"},
+    {"HotKeysQueryWithoutName", "hotKeys:\n  - {resource: a, threshold: 1, param: {from: query}}\n", 2, 40, "hotKeys[0].param.name", "is required when from is header, query or path"},
+    {"HotKeysUnknownSource", "hotKeys:\n  - {resource: a, threshold: 1, param: {from: cookie, name: id}}\n", 2, 47, "hotKeys[0].param.from", "unknown value \"cookie\"; expected header | query"},
+    {"HotKeysUnknownKey", "hotKeys:\n  - {resource: a, threshold: 1, paramIdx: 0, count: 5}\n", 2, 46, "hotKeys[0].count", "unknown key \"count\""},
+    {"HotKeysSectionIsNotAList", "hotKeys: {resource: a}\n", 1, 10, "hotKeys", "must be a list of rules"},
 };
 
 class RuleFileRejects : public ::testing::TestWithParam<bad_input> {};

@@ -99,6 +99,15 @@ rule_set full_rules() {
        .max_queueing_time_ms = 300},
       {.resource = "lib:call", .param_idx = -1, .grade = flow_grade::concurrency, .count = 3},
   };
+  r.hot_keys = {
+      {.name = "hot-users",
+       .resource = "GET:/users/{id}",
+       .param = param_selector{param_source::path, "id"},
+       .window_sec = 10,
+       .top = 5,
+       .threshold = 50},
+      {.resource = "lib:call", .param_idx = 0, .threshold = 2.5},
+  };
   return r;
 }
 
@@ -181,6 +190,7 @@ TEST(RuleFile, TheExampleFileLoads) {
   EXPECT_FALSE(r.authority.empty());
   EXPECT_FALSE(r.system.empty());
   EXPECT_FALSE(r.param_flow.empty());
+  EXPECT_FALSE(r.hot_keys.empty());
 }
 
 TEST(RuleFile, YamlAndJsonOutputReadBackToEqualRules) {

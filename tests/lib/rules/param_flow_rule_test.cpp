@@ -68,12 +68,12 @@ INSTANTIATE_TEST_SUITE_P(
                    [](param_flow_rule& r) {
                      r.param = param_selector{param_source::header, ""};
                    },
-                   {{"paramFlow[0].param.name", "is required when from is header or query"}}},
+                   {{"paramFlow[0].param.name", "is required when from is header, query or path"}}},
         param_case{"QueryWithoutName",
                    [](param_flow_rule& r) {
                      r.param = param_selector{param_source::query, ""};
                    },
-                   {{"paramFlow[0].param.name", "is required when from is header or query"}}},
+                   {{"paramFlow[0].param.name", "is required when from is header, query or path"}}},
         param_case{"NegativeNumbers",
                    [](param_flow_rule& r) {
                      r.count = -1;

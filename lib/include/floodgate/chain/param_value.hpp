@@ -30,12 +30,13 @@ class param_value {
   std::int64_t int_ = 0;
 };
 
-/// Where the middleware takes an HTTP request's parameter from (`param: {from, name}`).
-enum class param_source : std::uint8_t { header, query, client_ip, origin };
+/** Where the middleware takes an HTTP request's parameter from (`param: {from, name}`); `path`
+    is a `{name}` segment of the matched route template (raw, as in the target). */
+enum class param_source : std::uint8_t { header, query, client_ip, origin, path };
 
 struct param_selector {
   param_source from = param_source::header;
-  std::string name;  ///< header or query parameter name; empty for client_ip / origin
+  std::string name;  ///< header, query or path parameter name; empty for client_ip / origin
   friend bool operator==(const param_selector&, const param_selector&) = default;
 };
 

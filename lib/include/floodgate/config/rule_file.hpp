@@ -38,8 +38,9 @@ struct parse_result {
     Strict: any error rejects the whole text; the rule structs are also validated as the engine
     would (so an ok result always loads).
 
-    The schema is SPEC §3: sections `flow`, `degrade`, `authority`, `system`, `paramFlow`, each a
-    list of rules with camelCase keys and an optional `name`, and an optional `cluster` mapping
+    The schema is SPEC §3: sections `flow`, `degrade`, `authority`, `system`, `paramFlow`,
+    `hotKeys`,
+    each a list of rules with camelCase keys and an optional `name`, and an optional `cluster` mapping
     (`redis`, `namespace`, `timeoutMs`) that flow rules with `clusterMode: true` and
     `clusterConfig: {thresholdType, fallbackToLocalWhenFail, fallbackCount}` need. Enum values
     are names (any case, aliases `thread`, `default`, `rate_limiter`, `warm_up_rate_limiter`) or

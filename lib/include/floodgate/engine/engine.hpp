@@ -5,6 +5,7 @@
 #include <floodgate/chain/cluster_lease.hpp>
 #include <floodgate/engine/context.hpp>
 #include <floodgate/engine/entry.hpp>
+#include <floodgate/engine/hot_keys.hpp>
 #include <floodgate/chain/entry_options.hpp>
 #include <floodgate/chain/slot.hpp>
 #include <floodgate/degrade/circuit_breaker.hpp>
@@ -57,6 +58,12 @@ struct engine_options {
   /// Load / CPU readings for system rules. Null means the process sampler, started only when
   /// system rules are loaded.
   std::shared_ptr<const system_status_source> system_status;
+  /// Track the values of every paramFlow rule's parameter (hot keys; 360 KiB per rule).
+  bool track_param_flow_values = true;
+  /** How often the engine's hot-key ticker refreshes hot keys and tells observers, once one is
+      registered; 0: no ticker (refresh_hot_keys() is then up to the application, the admin API
+      and metrics scrapes). */
+  std::int64_t hot_key_refresh_ms = 1000;
 };
 
 /** The strictest QPS limit that applied to an entry, for response headers that tell clients
@@ -140,6 +147,24 @@ class engine {
   void for_each_breaker(
       const std::function<void(std::string_view, const circuit_breaker&, std::int32_t)>& f) const;
 
+  /** The tracked values of `resource` (hotKeys rules and paramFlow rules), each rule's top
+      values, highest count first; empty for a resource without such rules. Refreshes first
+      (control plane; const because it changes no rule or statistic, only what the last refresh
+      found). */
+  std::vector<hot_key> hot_keys(std::string_view resource) const;
+  /** Whether `value` is hot for `resource` now: above the threshold of any rule tracking a
+      parameter of it. Lock-free and allocation-free: a request handler may ask (e.g. to serve a
+      hot key from a local cache). */
+  bool is_hot(std::string_view resource, const param_value& value) const noexcept;
+  /** Registers an observer of hot/cold transitions (see hot_key_observer for where it runs);
+      starts the hot-key ticker unless engine_options::hot_key_refresh_ms is 0. */
+  void add_hot_key_observer(hot_key_observer observer);
+  /** Recounts every tracked parameter's window, works out which values became hot or cold since
+      the last refresh, counts the cold -> hot events and tells the observers. Control plane;
+      serialized with other refreshes. */
+  void refresh_hot_keys() const;
+  /// Refreshes, then each tracked parameter's counts (for metrics).
+  std::vector<hot_key_rule_stats> hot_key_stats() const;
   /** Calls `f(rule, rule_index, lease)` for every clusterMode flow rule in force (control plane):
       how a cluster token source (floodgate/cluster/) finds the leases it feeds. `rule_index` is
       the rule's index in the `flow` section. An unchanged rule keeps its lease across reloads. */

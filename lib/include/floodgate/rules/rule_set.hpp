@@ -5,6 +5,7 @@
 #include <floodgate/rules/cluster_config.hpp>
 #include <floodgate/rules/degrade_rule.hpp>
 #include <floodgate/rules/flow_rule.hpp>
+#include <floodgate/rules/hot_keys_rule.hpp>
 #include <floodgate/rules/param_flow_rule.hpp>
 #include <floodgate/rules/rule_error.hpp>
 #include <floodgate/rules/system_rule.hpp>
@@ -23,6 +24,7 @@ struct rule_set {
   std::vector<authority_rule> authority;
   std::vector<system_rule> system;
   std::vector<param_flow_rule> param_flow;
+  std::vector<hot_keys_rule> hot_keys;
   /// Where clusterMode flow rules share their windows; absent: no clusterMode rule is allowed.
   std::optional<cluster_config> cluster;
 

@@ -42,6 +42,7 @@ struct admin_options {
     | `GET /floodgate/origins?resource=R` | array: origin and the statistics above, for R |
     | `GET /floodgate/rules` | the rules in force, in the rule file's schema |
     | `GET /floodgate/breakers` | array: resource, rule, state, nextProbeTime (Unix ms or null) |
+    | `GET /floodgate/hotkeys?resource=R` | array: param, value, count, hot, rule; highest count first (`[]` for a resource without tracked parameters) |
     | `GET /floodgate/reload` | `{file, time, ok, error}` of the last load attempt |
     | `GET /metrics` | Prometheus text format |
 

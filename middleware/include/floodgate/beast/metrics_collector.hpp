@@ -52,6 +52,7 @@ class metrics_collector final : public prometheus::Collectable {
   void collect_resources(std::vector<prometheus::MetricFamily>& out) const;
   void collect_breakers(std::vector<prometheus::MetricFamily>& out) const;
   void collect_rules(std::vector<prometheus::MetricFamily>& out) const;
+  void collect_hot_keys(std::vector<prometheus::MetricFamily>& out) const;
   void collect_process(std::vector<prometheus::MetricFamily>& out) const;
 
   const engine& engine_;
@@ -69,6 +70,13 @@ class metrics_collector final : public prometheus::Collectable {
     std::array<std::uint64_t, 4> earlier{};  ///< counts of the breakers before it
   };
   mutable std::map<std::pair<std::string, std::string>, breaker_series> breaker_series_;
+  /// The same for floodgate_hot_key_events_total: a changed hot-key rule counts from 0 again.
+  struct hot_key_series {
+    const void* tracker = nullptr;  ///< compared only, never dereferenced
+    std::uint64_t seen = 0;
+    std::uint64_t earlier = 0;
+  };
+  mutable std::map<std::pair<std::string, std::string>, hot_key_series> hot_key_series_;
   mutable std::shared_ptr<const system_status_source> status_;
 };
 

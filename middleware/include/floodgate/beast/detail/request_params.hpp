@@ -120,9 +120,16 @@ boost::asio::ip::address resolve_client(const Fields& fields, const boost::asio:
 template <class Fields>
 class request_params {
  public:
+  /// `route` (optional) supplies `path` parameters; each argument must outlive this object.
   request_params(const Fields& fields, std::string_view target, std::string_view origin,
-                 const boost::asio::ip::address& peer, const guard_options& options) noexcept
-      : fields_(&fields), target_(target), origin_(origin), peer_(&peer), options_(&options) {}
+                 const boost::asio::ip::address& peer, const guard_options& options,
+                 const route_match* route = nullptr) noexcept
+      : fields_(&fields),
+        target_(target),
+        origin_(origin),
+        peer_(&peer),
+        options_(&options),
+        route_(route) {}
 
   request_params(const request_params&) = delete;
   request_params& operator=(const request_params&) = delete;
@@ -153,6 +160,9 @@ class request_params {
         case param_source::origin:
           v = p.origin_;
           break;
+        case param_source::path:
+          v = p.route_ != nullptr ? p.route_->param(s.name) : std::string_view{};
+          break;
       }
       return v.empty() ? param_value{} : param_value{v};
     } catch (...) {
@@ -170,6 +180,7 @@ class request_params {
   std::string_view origin_;
   const boost::asio::ip::address* peer_;
   const guard_options* options_;
+  const route_match* route_;
   std::optional<std::array<std::string, 4>> scratch_;  // one per paramFlow rule checked
   std::size_t next_ = 0;
 };

@@ -162,8 +162,8 @@ entry guarded_handler<Handler, Executor>::enter(context& ctx,
                                                 const request_info& info, const route_match& match,
                                                 std::string_view resource,
                                                 std::string_view origin) {
-  const detail::request_params<Fields> params{req.base(), req.target(), origin, info.peer,
-                                              options_};
+  const detail::request_params<Fields> params{req.base(), req.target(), origin,
+                                              info.peer,  options_,     &match};
   const entry_options options{
       .type = entry_type::inbound, .params = params.extractor(), .precise_duration = true};
   // A name the application chose is looked up as given; a null context never creates resources.

@@ -1,0 +1,96 @@
+// Entry + exit with hot-key tracking on one parameter vs the same parameter rule without it.
+//
+// Each thread enters with its own 512 values of the argument (user ids), in turn, so the
+// per-value state of the rules is shared by no two threads. Reports `allocs/op` after warm-up.
+// Run: build/release/bench/floodgate_bench --benchmark_filter=HotKeys
+#include "alloc_counter.hpp"
+
+#include <floodgate/engine/engine.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include <array>
+#include <memory>
+#include <span>
+#include <string>
+
+namespace floodgate {
+namespace {
+
+constexpr std::size_t values_per_thread = 512;
+constexpr std::size_t max_threads = 2;
+
+const std::array<std::string, values_per_thread * max_threads>& value_texts() {
+  static const auto texts = [] {
+    std::array<std::string, values_per_thread * max_threads> t;
+    for (std::size_t i = 0; i < t.size(); ++i) t[i] = "user-" + std::to_string(i);
+    return t;
+  }();
+  return texts;
+}
+
+param_flow_rule param_rule() {
+  return {.resource = "GET:/users/{id}", .param_idx = 0, .count = 1e12};
+}
+
+hot_keys_rule hot_rule() {
+  return {.resource = "GET:/users/{id}", .param_idx = 0, .window_sec = 5, .top = 20,
+          .threshold = 100};
+}
+
+/// One engine per configuration, shared by the benchmark's threads.
+engine& engine_for(int which) {
+  static std::array<std::unique_ptr<engine>, 3> engines = [] {
+    std::array<std::unique_ptr<engine>, 3> e;
+    e[0] = std::make_unique<engine>(engine_options{.track_param_flow_values = false});
+    (void)e[0]->load_rules({.param_flow = {param_rule()}});
+    e[1] = std::make_unique<engine>(engine_options{.track_param_flow_values = true});
+    (void)e[1]->load_rules({.param_flow = {param_rule()}});
+    e[2] = std::make_unique<engine>(engine_options{.track_param_flow_values = false});
+    (void)e[2]->load_rules({.param_flow = {param_rule()}, .hot_keys = {hot_rule()}});
+    return e;
+  }();
+  return *engines[static_cast<std::size_t>(which)];
+}
+
+void run(benchmark::State& state, int which) {
+  engine& eng = engine_for(which);
+  context ctx{eng, "http-inbound", "billing"};
+  const auto& texts = value_texts();
+  const std::size_t first = static_cast<std::size_t>(state.thread_index()) * values_per_thread;
+  std::array<param_value, values_per_thread> values;
+  for (std::size_t i = 0; i < values_per_thread; ++i) {
+    values[i] = param_value(std::string_view(texts[first + i]));
+  }
+  const auto enter = [&](std::size_t i) {
+    const std::span<const param_value> args{&values[i % values_per_thread], 1};
+    return eng.enter(ctx, "GET:/users/{id}", {.type = entry_type::inbound, .args = args});
+  };
+  for (std::size_t i = 0; i < 4 * values_per_thread; ++i) {  // warm-up: every value seen
+    auto e = enter(i);
+  }
+  std::size_t i = 0;
+  const auto before = bench::allocations();
+  for (auto _ : state) {
+    auto e = enter(i++);
+    benchmark::DoNotOptimize(e);
+  }
+  state.counters["allocs/op"] = benchmark::Counter(
+      static_cast<double>(bench::allocations() - before), benchmark::Counter::kAvgIterations);
+}
+
+// The baseline: one paramFlow rule, its values not tracked (engine_options).
+void BM_HotKeys_ParamRuleUntracked(benchmark::State& state) { run(state, 0); }
+BENCHMARK(BM_HotKeys_ParamRuleUntracked)->Threads(1)->Threads(2)->UseRealTime();
+
+// The same rule with its values tracked (the default): one summary update per entry.
+void BM_HotKeys_ParamRuleTracked(benchmark::State& state) { run(state, 1); }
+BENCHMARK(BM_HotKeys_ParamRuleTracked)->Threads(1)->Threads(2)->UseRealTime();
+
+// The untracked rule plus a hotKeys rule on the same parameter: the value is read and hashed
+// a second time, then counted.
+void BM_HotKeys_ParamRuleAndHotKeysRule(benchmark::State& state) { run(state, 2); }
+BENCHMARK(BM_HotKeys_ParamRuleAndHotKeysRule)->Threads(1)->Threads(2)->UseRealTime();
+
+}  // namespace
+}  // namespace floodgate

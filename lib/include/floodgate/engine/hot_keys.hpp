@@ -1,0 +1,49 @@
+// What the engine reports about hot keys: the top values of tracked parameters, and transitions.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace floodgate {
+
+/** One tracked value of a resource's parameter, as `/floodgate/hotkeys` shows it. `count` is
+    the approximate number of requests with this value in the rule's window (never below the
+    truth for values in the summary; see the README's hot keys section for the error bound). */
+struct hot_key {
+  std::string rule;   ///< the rule's name, else `hotKeys[i]` or `paramFlow[i]`
+  std::string param;  ///< `header:X-User`, `query:id`, `client_ip`, `origin` or `arg[0]`
+  std::string value;  ///< the value (its first 47 bytes)
+  std::uint64_t count = 0;
+  bool hot = false;  ///< count > the rule's threshold (a paramFlow rule's: its count)
+  friend bool operator==(const hot_key&, const hot_key&) = default;
+};
+
+/// A value that became hot (`hot`) or cold (`!hot`), seen by a refresh of the hot keys.
+struct hot_key_event {
+  std::string resource;
+  std::string rule;
+  std::string param;
+  std::string value;
+  std::uint64_t count = 0;  ///< the value's count in the window at the refresh
+  bool hot = false;
+};
+
+/** Told of every hot/cold transition. Runs on a control-plane thread, never a request thread:
+    the engine's hot-key ticker, or whichever thread calls engine::refresh_hot_keys() (directly,
+    or through engine::hot_keys() and engine::hot_key_stats(), as the admin API and a metrics
+    scrape do). Calls are serialized. It must not call those engine functions itself. */
+using hot_key_observer = std::function<void(const hot_key_event&)>;
+
+/// One tracked parameter's state at the last refresh, for metrics (no values: cardinality).
+struct hot_key_rule_stats {
+  std::string resource;
+  std::string rule;
+  std::size_t hot_values = 0;   ///< values above the threshold in the window
+  std::uint64_t top_count = 0;  ///< the highest count in the window
+  std::uint64_t events = 0;     ///< cold -> hot transitions seen by refreshes, since the rule loaded
+  const void* tracker = nullptr;  ///< identity of the rule's state: changes when the rule does
+};
+
+}  // namespace floodgate

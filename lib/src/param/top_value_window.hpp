@@ -1,0 +1,140 @@
+// The approximate most frequent values of a parameter over a sliding window, in fixed memory.
+#pragma once
+
+#include "param/value_key.hpp"
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace floodgate::param_detail {
+
+/** Counts requests per value over a sliding window and answers "which values were counted most",
+    in memory fixed at construction whatever the number of distinct values.
+
+    Why this shape: the window is a ring of `bucket_count` buckets (LeapArray style: a bucket is
+    reused, emptied, once its time has passed), and each bucket is a Space-Saving summary
+    (Metwally et al. 2005) split into sets of `ways` slots by the value's hash. A value already in
+    its set costs one atomic increment; a new value takes a free slot or replaces the set's
+    smallest count c and starts at c + 1 (Space-Saving's rule: a value's count never
+    under-estimates, and over-estimates by at most the c it inherited). A frequent value is
+    counted from its first requests in a bucket, when its set is still nearly empty, and is never
+    the smallest of its set afterwards, so its counts are near-exact; only the tail churns.
+    Buckets are merged on read (control plane). A count-min sketch with a heap was the other
+    candidate: it needs several increments per request on shared lines, over-estimates every
+    value by the tail's collisions, and still needs the values' text somewhere for the report.
+
+    @par Thread Safety
+    record() is lock-free for a value present in its set (an acquire scan and a relaxed
+    increment). Emptying an expired set and inserting a new value take the set's flag with a
+    try-lock that never waits: if another thread holds it, the request is not counted (see
+    skipped()). count() is lock-free; top() takes each set's flag in turn, briefly (control
+    plane). A request racing with the replacement of a cold value may add one to the newcomer.
+*/
+class top_value_window {
+ public:
+  static constexpr std::size_t bucket_count = 10;
+  static constexpr std::size_t ways = 8;
+  /// Bytes of a value's text kept for reports; longer values are shown cut (the count is the
+  /// whole value's, since values are told apart by their hash).
+  static constexpr std::size_t text_room = 47;
+
+  /// A value and its count over the window, merged over the buckets.
+  struct counted {
+    value_key key;
+    std::string text;
+    std::uint64_t count = 0;
+  };
+
+  /// `window_ms` >= bucket_count; `slots` per bucket (rounded up to a multiple of ways).
+  top_value_window(std::int64_t window_ms, std::size_t slots);
+  ~top_value_window();
+  top_value_window(const top_value_window&) = delete;
+  top_value_window& operator=(const top_value_window&) = delete;
+
+  /// Counts one request for `key` (whose text is `text`) at `now_ms`. Never allocates.
+  void record(const value_key& key, std::string_view text, std::int64_t now_ms) noexcept;
+  /// The count of `key` over the window ending at `now_ms`; 0 if it is not in the summary.
+  std::uint64_t count(const value_key& key, std::int64_t now_ms) const noexcept;
+  /// Every value in the summary with its count over the window, highest first (ties by text).
+  std::vector<counted> values(std::int64_t now_ms) const;
+
+  /// Requests not counted because a set's flag was busy.
+  std::uint64_t skipped() const noexcept { return skipped_.load(std::memory_order_relaxed); }
+  std::int64_t bucket_ms() const noexcept { return bucket_ms_; }
+  std::size_t slots_per_bucket() const noexcept { return set_count_ * ways; }
+  /// Bytes of the summary (all buckets), fixed at construction.
+  std::size_t memory_bytes() const noexcept;
+
+ private:
+  static constexpr std::uint64_t empty_key = 0;
+  static constexpr std::uint64_t busy_key = 1;  // being rewritten: matches no value
+
+  // The first line is what every record() reads and writes: epoch and counts.
+  struct alignas(64) set {
+    std::atomic<std::int64_t> epoch;  // the bucket epoch (now_ms / bucket_ms) its slots count
+    std::atomic<bool> locked;
+    std::uint8_t length[ways];          // guarded by locked
+    std::atomic<std::uint32_t> count[ways];
+    alignas(64) std::atomic<std::uint64_t> key[ways];  // key.lo; empty_key or busy_key if none
+    std::atomic<std::uint64_t> check[ways];            // key.hi
+    char text[ways][text_room + 1];                    // guarded by locked
+  };
+
+  set& set_at(std::int64_t epoch, const value_key& key) const noexcept {
+    const auto bucket = static_cast<std::size_t>(epoch) % bucket_count;
+    const auto index =
+        static_cast<std::size_t>((static_cast<detail::uint128>(key.hi) * set_count_) >> 64);
+    return sets_[bucket * set_count_ + index];
+  }
+  static bool try_lock(set& s) noexcept;
+  static void lock(set& s) noexcept;
+  static void unlock(set& s) noexcept { s.locked.store(false, std::memory_order_release); }
+  /// Empties `s` for `epoch`; its flag is held.
+  static void reset(set& s, std::int64_t epoch) noexcept;
+  /// Counts `key` in `s` under its flag: increments it if another thread inserted it meanwhile,
+  /// else gives it a free slot or the smallest one.
+  static void insert(set& s, const value_key& key, std::string_view text) noexcept;
+
+  std::int64_t bucket_ms_;
+  std::size_t set_count_;
+  std::unique_ptr<set[]> sets_;  // bucket_count × set_count_
+  std::atomic<std::uint64_t> skipped_{0};
+};
+
+inline void top_value_window::record(const value_key& key, std::string_view text,
+                                     std::int64_t now_ms) noexcept {
+  const std::int64_t epoch = now_ms / bucket_ms_;
+  set& s = set_at(epoch, key);
+  const std::int64_t current = s.epoch.load(std::memory_order_acquire);
+  if (current == epoch) [[likely]] {
+    for (std::size_t w = 0; w < ways; ++w) {
+      if (s.key[w].load(std::memory_order_acquire) == key.lo &&
+          s.check[w].load(std::memory_order_relaxed) == key.hi) {
+        s.count[w].fetch_add(1, std::memory_order_relaxed);
+        return;
+      }
+    }
+  } else if (current > epoch) {
+    return;  // a time older than the set's bucket: that bucket has left the window
+  }
+  if (!try_lock(s)) [[unlikely]] {
+    skipped_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  const std::int64_t locked_epoch = s.epoch.load(std::memory_order_relaxed);
+  if (locked_epoch < epoch) {
+    reset(s, epoch);
+  } else if (locked_epoch > epoch) {
+    unlock(s);
+    return;
+  }
+  insert(s, key, text);
+  unlock(s);
+}
+
+}  // namespace floodgate::param_detail
