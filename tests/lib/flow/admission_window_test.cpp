@@ -29,7 +29,8 @@ TEST(AdmissionWindow, AdmitsCountPerSecondThenBlocks) {
 }
 
 TEST(AdmissionWindow, AThreadBooksAheadWhileFarFromFullAndStillGetsExactlyCount) {
-  ASSERT_TRUE(stat::this_thread_shard().exclusive);  // the test's thread owns a writer shard
+  const stat::shard_claim claim;
+  ASSERT_TRUE(stat::this_thread_shard().exclusive);  // the test's thread holds its CPU's shard
   admission_window w;
   const std::int64_t t = 1'000'000;
   ASSERT_TRUE(w.admit(t, 1, 5000, two_halves).admitted);
@@ -44,6 +45,7 @@ TEST(AdmissionWindow, AThreadBooksAheadWhileFarFromFullAndStillGetsExactlyCount)
 }
 
 TEST(AdmissionWindow, ALeaseLeftFromAnEarlierWindowIsGivenBack) {
+  const stat::shard_claim claim;
   ASSERT_TRUE(stat::this_thread_shard().exclusive);
   admission_window w;
   const std::int64_t t = 1'000'000;
@@ -191,6 +193,7 @@ void race(int threads, double count, const stat::window_config& cfg) {
       for (;;) {
         const std::int64_t now = clock.now_ms();
         if (now >= end) break;
+        const stat::shard_claim claim;  // as the engine holds one per entry
         if (w.admit(now, 1, count, shape).admitted) mine.push_back(now);
         // Uneven steps: some windows fill early, others end with room left, so that threads
         // still holding the old reading race the first admissions of the next window.
@@ -259,6 +262,7 @@ TEST(AdmissionWindow, RacingBorrowersAndAdmittersNeverOvershoot) {
       for (int k = 1;; ++k) {
         const std::int64_t now = clock.now_ms();
         if (now >= end) break;
+        const stat::shard_claim claim;
         const auto a = w.admit(now, 1, count, two_halves);
         if (a.admitted) {
           mine.push_back(a.window);
