@@ -55,6 +55,38 @@ TEST(AdmissionWindow, ALeaseLeftFromAnEarlierWindowIsGivenBack) {
   EXPECT_EQ(w.booked(t / 500), 1u);  // only the pass that was used stays booked
 }
 
+TEST(AdmissionWindow, ALeaseDatedAfterTheNextBookingIsGivenBack) {
+  const stat::shard_claim claim;
+  ASSERT_TRUE(stat::this_thread_shard().exclusive);
+  const window_shape one_second{
+      stat::window_config{.second_sample_count = 1, .second_interval_ms = 1000}};
+  admission_window w;
+  const std::int64_t t = 1'000'000;
+  // An entry whose clock reads the next second books there, with a lease...
+  ASSERT_TRUE(w.admit(t + 1000, 1, 5000, one_second).admitted);
+  ASSERT_GT(w.booked(t / 1000 + 1), 1u);
+  // ...then the next entry on this CPU reads the current second.
+  ASSERT_TRUE(w.admit(t, 1, 5000, one_second).admitted);
+  EXPECT_EQ(w.booked(t / 1000 + 1), 1u);  // only the pass that was used stays booked there
+}
+
+TEST(AdmissionWindow, AnIdleLeaseIsTakenBackAfterItsLeasePeriod) {
+  admission_window w;
+  const std::int64_t t = 1'000'000;
+  std::thread([&] {
+    const stat::shard_claim claim;  // one entry on some CPU, then that CPU's threads go idle
+    ASSERT_TRUE(stat::this_thread_shard().exclusive);
+    ASSERT_TRUE(w.admit(t, 1, 100, two_halves).admitted);
+  }).join();
+  ASSERT_GT(w.booked(t / 500), 1u);  // passes leased to that CPU's shard
+  int admitted = 1;
+  while (w.admit(t, 1, 100, two_halves).admitted) ++admitted;
+  EXPECT_LT(admitted, 100);  // the lease is young: still its shard's
+  while (w.admit(t + 10, 1, 100, two_halves).admitted) ++admitted;  // one lease period later
+  EXPECT_EQ(admitted, 100);
+  EXPECT_EQ(w.booked(t / 500), 100u);
+}
+
 TEST(AdmissionWindow, NoLeaseOutsideAOneSecondInterval) {
   const window_shape two_seconds{stat::window_config{.second_interval_ms = 2000}};
   admission_window w;
