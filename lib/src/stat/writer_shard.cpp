@@ -53,9 +53,9 @@ bool hold(std::uint32_t index) noexcept {
   return true;
 }
 
-long membarrier(int cmd) noexcept { return syscall(__NR_membarrier, cmd, 0, 0); }
-
 #if FLOODGATE_SHARD_RSEQ
+
+long membarrier(int cmd) noexcept { return syscall(__NR_membarrier, cmd, 0, 0); }
 
 struct rseq* rseq_area() noexcept {
   return reinterpret_cast<struct rseq*>(static_cast<char*>(__builtin_thread_pointer()) +
