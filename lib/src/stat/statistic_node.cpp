@@ -22,8 +22,8 @@ statistic_node::minute_window* statistic_node::minute_for_fold() noexcept {
   if (m != nullptr) [[likely]] {
     return m;
   }
-  // Once per node, in the first second of its traffic (as the node itself was allocated by its
-  // first entry). Racing folders each build one; the first to publish wins.
+  // Once per node, when it writes its second short window (as the node itself was allocated by
+  // its first entry). Racing writers each build one; the first to publish wins.
   minute_window* mine = nullptr;
   try {
     mine = new minute_window(minute_samples, minute_interval_ms);
@@ -56,7 +56,21 @@ std::int64_t statistic_node::concurrency() const noexcept {
   return sum;
 }
 
+void statistic_node::note_window(std::int64_t window) noexcept {
+  std::int64_t first = first_window_.load(std::memory_order_relaxed);
+  if (first == std::numeric_limits<std::int64_t>::min() &&
+      first_window_.compare_exchange_strong(first, window, std::memory_order_relaxed)) {
+    return;
+  }
+  if (window != first) {
+    minute_for_fold();
+  }
+}
+
 void statistic_node::add_second_slow(metric_event e, write_point p, std::uint64_t n) noexcept {
+  if (minute() == nullptr) [[unlikely]] {
+    note_window(p.window);
+  }
   auto& cell = second_.at(p.bucket).cells[static_cast<std::size_t>(e)];
   const cell_add_result r =
       p.exclusive ? cell_add_exclusive(cell, p.tag, n) : cell_add_displacing(cell, p.tag, n);

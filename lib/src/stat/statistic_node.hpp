@@ -10,6 +10,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <limits>
 #include <memory>
 
 namespace floodgate::stat {
@@ -240,10 +241,14 @@ class statistic_node {
   /// The minute window, created by the first fold; null only if memory ran out (the folded
   /// value is then dropped from the minute totals, never from the short window).
   minute_window* minute_for_fold() noexcept;
+  /// Creates the minute window once the node writes a second short window (in any shard), so
+  /// that it exists before the first fold, whichever shard folds first.
+  void note_window(std::int64_t window) noexcept;
 
   window_config cfg_;
   leap_array<second_bucket> second_;  // one ring per writer shard
   std::atomic<minute_window*> minute_{nullptr};
+  std::atomic<std::int64_t> first_window_{std::numeric_limits<std::int64_t>::min()};
   leap_array<waiting_bucket> borrow_;  // 2 x sample_count slots: covers past and future windows
 };
 
