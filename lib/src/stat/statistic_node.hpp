@@ -35,7 +35,8 @@ struct window_reading {
 };
 
 /** The statistics of one node: a short sliding window (2 x 500 ms by default), a one-minute
-    window (60 x 1 s), the borrowed future passes and the live concurrency.
+    window (60 x 1 s, created when the node writes its second short window), the borrowed future
+    passes and the live concurrency.
 
     A request writes only the short window. The minute window is filled by folding: the writer
     whose CAS displaces a finished short-window value (see cell_add_displacing) adds it to the
