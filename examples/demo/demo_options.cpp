@@ -1,5 +1,7 @@
 #include "demo_options.hpp"
 
+#include <floodgate/rules/cluster_config.hpp>
+
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -17,6 +19,7 @@ namespace {
 constexpr std::string_view usage =
     "usage: floodgate-demo [--address A] [--port N] [--admin-port N] [--rules FILE]\n"
     "                      [--threads N] [--origin-header H] [--no-guard] [--drain-timeout-ms N]\n"
+    "                      [--redis URL]\n"
     "  --address A          listen address (127.0.0.1)\n"
     "  --port N             listen port (8080; 0 = any free port)\n"
     "  --admin-port N       admin API port on 127.0.0.1 (8719; 0 = any free port)\n"
@@ -24,12 +27,13 @@ constexpr std::string_view usage =
     "  --threads N          I/O threads (number of cores)\n"
     "  --origin-header H    header naming the caller (X-Origin)\n"
     "  --no-guard           serve without the middleware (benchmark baseline)\n"
-    "  --drain-timeout-ms N longest wait for requests in flight on shutdown (10000)\n";
+    "  --drain-timeout-ms N longest wait for requests in flight on shutdown (10000)\n"
+    "  --redis URL          Redis for clusterMode rules when the file's cluster: has no redis\n";
 
 /// Every flag that takes a value (`--flag V` or `--flag=V`).
-constexpr std::array<std::string_view, 7> valued_flags = {
-    "--address", "--port",          "--admin-port",      "--rules",
-    "--threads", "--origin-header", "--drain-timeout-ms"};
+constexpr std::array<std::string_view, 8> valued_flags = {
+    "--address", "--port",          "--admin-port",       "--rules",
+    "--threads", "--origin-header", "--drain-timeout-ms", "--redis"};
 
 template <class T>
 bool parse_number(std::string_view s, T& out, T min, T max) {
@@ -93,6 +97,10 @@ std::variant<demo_options, parse_failure> parse_options(int argc, const char* co
       long ms = 0;
       if (!parse_number<long>(value, ms, 0, 3'600'000)) return bad(flag, "must be 0..3600000");
       o.drain_timeout = std::chrono::milliseconds(ms);
+    } else if (flag == "--redis") {
+      std::string why;
+      if (!parse_redis_url(value, why)) return bad(flag, why);
+      o.redis = value;
     }
   }
   if (o.rules.empty()) {

@@ -17,6 +17,8 @@ struct demo_options {
   std::string origin_header = "X-Origin";
   bool guard = true;                ///< --no-guard: the same server without the middleware
   std::chrono::milliseconds drain_timeout{10'000};
+  /// Redis for clusterMode rules whose file sets `cluster:` without `redis`.
+  std::string redis;
 };
 
 /// Either options, or the message to print (usage or an error) and the exit code.

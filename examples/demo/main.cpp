@@ -4,8 +4,10 @@
 #include "http_server.hpp"
 
 #include <floodgate/beast/admin_api.hpp>
+#include <floodgate/beast/cluster_metrics_collector.hpp>
 #include <floodgate/beast/metrics_collector.hpp>
 #include <floodgate/beast/metrics_handler.hpp>
+#include <floodgate/cluster/redis_cluster.hpp>
 #include <floodgate/config/rule_file_watcher.hpp>
 
 #include <boost/asio/executor_work_guard.hpp>
@@ -107,9 +109,16 @@ int run(const demo_options& options) {
     std::cerr << text << std::flush;
     return 2;
   }
+  // Idle until the rules hold clusterMode rules; follows reloads.
+  const floodgate::cluster::redis_cluster redis{eng, {.default_redis = options.redis}};
   auto collector = std::make_shared<floodgate::beast::metrics_collector>(eng, &watcher);
-  const floodgate::beast::metrics_handler metrics{{collector}};
-  const floodgate::beast::admin_api admin{eng, {.watcher = &watcher, .metrics = &metrics}};
+  auto cluster_collector = std::make_shared<floodgate::beast::cluster_metrics_collector>(
+      [&redis] { return redis.status(); });
+  const floodgate::beast::metrics_handler metrics{{collector, cluster_collector}};
+  const floodgate::beast::admin_api admin{
+      eng, {.watcher = &watcher,
+            .metrics = &metrics,
+            .cluster = [&redis] { return floodgate::cluster::status_json(redis.status()); }}};
   const floodgate::beast::route_table routes = demo_routes();
   asio::thread_pool render_pool{1};
 

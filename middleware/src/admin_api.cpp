@@ -103,6 +103,7 @@ http::response<http::string_body> admin_api::handle(http::verb method, std::stri
                      path == "/floodgate/origins" || path == "/floodgate/rules" ||
                      path == "/floodgate/breakers" ||
                      (path == "/floodgate/reload" && options_.watcher != nullptr) ||
+                     (path == "/floodgate/cluster" && options_.cluster) ||
                      (path == "/metrics" && options_.metrics != nullptr);
   if (!known) {
     return make_error_response(http::status::not_found, "not found", version, keep_alive);
@@ -178,7 +179,18 @@ http::response<http::string_body> admin_api::handle(http::verb method, std::stri
     return ok(out);
   }
   if (path == "/floodgate/rules") {
-    return json_response(http::status::ok, config::to_json(engine_->rules()), version,
+    rule_set rules = engine_->rules();
+    if (rules.cluster) {
+      // Redis passwords stay out of the API: `redis://user:***@host`.
+      for (std::string& url : rules.cluster->redis) {
+        const auto at = url.rfind('@');
+        const auto colon = url.find(':', std::string_view("redis://").size());
+        if (at != std::string::npos && colon != std::string::npos && colon < at) {
+          url.replace(colon + 1, at - colon - 1, "***");
+        }
+      }
+    }
+    return json_response(http::status::ok, config::to_json(rules), version,
                          keep_alive);
   }
   if (path == "/floodgate/breakers") {
@@ -211,6 +223,9 @@ http::response<http::string_body> admin_api::handle(http::verb method, std::stri
     o["successes"] = st.successes;
     o["failures"] = st.failures;
     return ok(o);
+  }
+  if (path == "/floodgate/cluster") {
+    return json_response(http::status::ok, options_.cluster(), version, keep_alive);
   }
   return options_.metrics->response(version, keep_alive);
 }

@@ -40,12 +40,23 @@ inline constexpr metric_info system_load1{
 inline constexpr metric_info build_info{
     "floodgate_build_info", "Always 1; the version label says which floodgate is running."};
 
+inline constexpr metric_info cluster_lease_requests_total{
+    "floodgate_cluster_lease_requests_total",
+    "Lease requests of clusterMode rules sent to Redis, by result."};
+inline constexpr metric_info cluster_redis_round_trip_seconds{
+    "floodgate_cluster_redis_round_trip_seconds", "Round trips of lease requests to Redis."};
+inline constexpr metric_info cluster_mode{
+    "floodgate_cluster_mode", "1 for a clusterMode rule's current mode (global or fallback)."};
+inline constexpr metric_info cluster_lease_passes_spent_total{
+    "floodgate_cluster_lease_passes_spent_total", "Passes spent from leases granted by Redis."};
+
 /// Label names.
 inline constexpr std::string_view label_resource = "resource";
 inline constexpr std::string_view label_result = "result";
 inline constexpr std::string_view label_reason = "reason";
 inline constexpr std::string_view label_outcome = "outcome";
 inline constexpr std::string_view label_rule = "rule";
+inline constexpr std::string_view label_mode = "mode";
 inline constexpr std::string_view label_state = "state";
 inline constexpr std::string_view label_from = "from";
 inline constexpr std::string_view label_to = "to";

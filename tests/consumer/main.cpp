@@ -1,8 +1,10 @@
 // Serves guarded requests over a real socket with floodgate found by find_package: the rule file
 // is parsed (floodgate::config), the guard answers (floodgate::beast on floodgate::asio), the
-// engine counts (floodgate::core). Exits 0 when /hello passes once and is then limited with 429.
+// engine counts (floodgate::core), and the Redis adapter (floodgate::redis) follows the rules, idle
+// with no clusterMode rule. Exits 0 when /hello passes once and is then limited with 429.
 #include <floodgate/beast/guard.hpp>
 #include <floodgate/beast/route_table.hpp>
+#include <floodgate/cluster/redis_cluster.hpp>
 #include <floodgate/config/rule_file.hpp>
 #include <floodgate/engine/engine.hpp>
 
@@ -31,6 +33,7 @@ int main() {
   }
   floodgate::engine eng;
   if (!eng.load_rules(*parsed.rules)) return 1;
+  const floodgate::cluster::redis_cluster redis{eng};
   floodgate::beast::route_table routes;
   routes.add("GET", "/hello");
   auto guarded = floodgate::beast::guard(
@@ -75,7 +78,7 @@ int main() {
       },
       asio::detached);
   io.run();
-  const bool ok = statuses == std::vector<unsigned>{200, 429};
+  const bool ok = statuses == std::vector<unsigned>{200, 429} && redis.status().rules.empty();
   std::cout << "consumer: " << (ok ? "ok" : "FAILED") << " (";
   for (unsigned s : statuses) std::cout << ' ' << s;
   std::cout << " )\n";

@@ -9,7 +9,6 @@ namespace floodgate::test {
 namespace {
 
 using namespace std::chrono_literals;
-using clock_type = std::chrono::steady_clock;
 
 label_map res(const char* resource, const char* key, const char* value) {
   return {{"resource", resource}, {key, value}};
@@ -129,12 +128,14 @@ degrade: [{resource: "GET:/work", count: 1000, timeWindow: 5}])");
   EXPECT_EQ(missing.header("Content-Type"), "application/json");
 }
 
-TEST_F(DemoTest, HotReloadEnforcesANewLimitWithinOneSecond) {
+// The reload's timing (one debounce after the file's event, within 1 s) is asserted on the manual
+// clock in RuleFileWatcher.AnEditIsInForceOneDebounceAfterItsEvent; here the real demo, real file
+// and real inotify show that a replaced file is enforced, with no wall-clock bound.
+TEST_F(DemoTest, HotReloadEnforcesANewLimit) {
   start(R"(flow: [{resource: "GET:/hello", count: 1000}])");
   http_connection c{demo_->port()};
   for (int i = 0; i < 5; ++i) ASSERT_EQ(c.get("/hello").status, 200u);
 
-  const auto t0 = clock_type::now();
   rules_->replace(R"(flow: [{resource: "GET:/hello", count: 1}])");
   ASSERT_TRUE(eventually(
       [&] {
@@ -142,8 +143,6 @@ TEST_F(DemoTest, HotReloadEnforcesANewLimitWithinOneSecond) {
                1;
       },
       5s));
-  // SPEC: within 1 s; the margin covers this test's own polling on a loaded machine.
-  EXPECT_LT(clock_type::now() - t0, 1500ms);
   int blocked = 0;
   for (int i = 0; i < 5; ++i) blocked += c.get("/hello").status == 429 ? 1 : 0;
   EXPECT_GE(blocked, 3);

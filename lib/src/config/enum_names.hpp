@@ -61,12 +61,17 @@ inline constexpr enum_name<param_source> param_source_names[] = {
     {"client_ip", param_source::client_ip},
     {"origin", param_source::origin}};
 
+inline constexpr enum_name<cluster_threshold_type> cluster_threshold_type_names[] = {
+    {"global", cluster_threshold_type::global}, {"avg_local", cluster_threshold_type::avg_local}};
+
 inline constexpr enum_table<flow_grade> flow_grades{flow_grade_names, true};
 inline constexpr enum_table<flow_strategy> flow_strategies{flow_strategy_names, true};
 inline constexpr enum_table<control_behavior> control_behaviors{control_behavior_names, true};
 inline constexpr enum_table<degrade_grade> degrade_grades{degrade_grade_names, true};
 inline constexpr enum_table<authority_strategy> authority_strategies{authority_strategy_names,
                                                                      true};
+inline constexpr enum_table<cluster_threshold_type> cluster_threshold_types{
+    cluster_threshold_type_names, true};
 /// Not a Sentinel field: names only.
 inline constexpr enum_table<param_source> param_sources{param_source_names, false};
 

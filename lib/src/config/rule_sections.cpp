@@ -1,5 +1,6 @@
 #include "config/rule_sections.hpp"
 
+#include "config/cluster_section.hpp"
 #include "config/map_reader.hpp"
 
 #include <string>
@@ -37,8 +38,12 @@ void read_sentinel_extras(map_reader& m) {
   if (m.boolean("regex").value_or(false)) {
     m.error("regex", "regular-expression resources are not supported");
   }
+}
+
+/// Sentinel's cluster keys where floodgate has no cluster mode (paramFlow): only their defaults.
+void read_unsupported_cluster_mode(map_reader& m) {
   if (m.boolean("clusterMode").value_or(false)) {
-    m.error("clusterMode", "cluster flow control is not supported yet");
+    m.error("clusterMode", "cluster mode is supported on flow rules only");
   }
   if (const YAML::Node* c = m.node("clusterConfig"); c != nullptr && !c->IsMap()) {
     m.error("clusterConfig", "must be a mapping");
@@ -64,6 +69,7 @@ flow_rule read_flow(map_reader& m) {
   read_int(m, "warmUpPeriodSec", r.warm_up_period_sec);
   read_int(m, "maxQueueingTimeMs", r.max_queueing_time_ms);
   if (auto v = m.boolean("dryRun")) r.dry_run = *v;
+  read_flow_cluster(m, r);
   read_sentinel_extras(m);
   return r;
 }
@@ -171,6 +177,7 @@ param_flow_rule read_param_flow(map_reader& m) {
   read_int(m, "maxQueueingTimeMs", r.max_queueing_time_ms);
   r.items = read_param_items(m);
   read_ignored_limit_app(m);
+  read_unsupported_cluster_mode(m);
   read_sentinel_extras(m);
   return r;
 }
@@ -221,7 +228,9 @@ void read_section(map_reader& root, std::string_view key, std::vector<Rule>& out
 
 void read_rule_document(document_reader& doc, const YAML::Node& root, rule_set& out,
                         clean_rules& clean) {
-  map_reader top(doc, root, {}, {{"flow"}, {"degrade"}, {"authority"}, {"system"}, {"paramFlow"}});
+  map_reader top(doc, root, {},
+                 {{"flow"}, {"degrade"}, {"authority"}, {"system"}, {"paramFlow"}, {"cluster"}});
+  read_cluster_section(top, out);
   read_section(top, "flow", out.flow, clean.flow,
                {{"name"},
                 {"resource"},

@@ -109,7 +109,29 @@ fields fields_of(const flow_rule& r, const format& f) {
   out.emplace_back("warmUpPeriodSec", format::number(r.warm_up_period_sec));
   out.emplace_back("maxQueueingTimeMs", format::number(r.max_queueing_time_ms));
   out.emplace_back("dryRun", format::boolean(r.dry_run));
+  if (r.cluster_mode) {
+    const auto& c = r.cluster_config;
+    out.emplace_back("clusterMode", "true");
+    fields config{{"thresholdType", f.enumeration(detail::cluster_threshold_types, c.threshold_type)},
+                  {"fallbackToLocalWhenFail", format::boolean(c.fallback_to_local_when_fail)}};
+    if (c.fallback_count) config.emplace_back("fallbackCount", format::number(*c.fallback_count));
+    out.emplace_back("clusterConfig", f.inline_map(config));
+  }
   return out;
+}
+
+/// The `cluster:` section: one mapping, written after the rule sections.
+void write_cluster(std::string& out, const format& f, const cluster_config& c) {
+  std::string redis = "[";
+  for (const std::string& url : c.redis) {
+    if (redis.size() > 1) redis += ", ";
+    redis += format::string(url);
+  }
+  redis += "]";
+  const std::string body = f.inline_map({{"redis", redis},
+                                         {"namespace", format::string(c.name_space)},
+                                         {"timeoutMs", format::number(c.timeout_ms)}});
+  out += f.json ? "  " + f.key("cluster") + ": " + body + "\n" : "cluster: " + body + "\n";
 }
 
 fields fields_of(const degrade_rule& r, const format& f) {
@@ -204,7 +226,8 @@ std::string write(const rule_set& rules, const format& f) {
   write_section(out, f, "degrade", rules.degrade, false);
   write_section(out, f, "authority", rules.authority, false);
   write_section(out, f, "system", rules.system, false);
-  write_section(out, f, "paramFlow", rules.param_flow, true);
+  write_section(out, f, "paramFlow", rules.param_flow, !rules.cluster);
+  if (rules.cluster) write_cluster(out, f, *rules.cluster);
   if (f.json) out += "}\n";
   return out;
 }

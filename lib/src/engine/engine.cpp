@@ -394,6 +394,18 @@ void engine::for_each_breaker(
   }
 }
 
+void engine::for_each_cluster_rule(
+    const std::function<void(const flow_rule&, std::int32_t,
+                             const std::shared_ptr<cluster_lease>&)>& f) const {
+  impl_->snapshot().reclaim();
+  const auto pinned = impl_->snapshot().read();
+  for (const auto& r : pinned->resources) {
+    if (r->flow) {
+      r->flow->for_each_lease(f);
+    }
+  }
+}
+
 const clock& engine::time() const noexcept { return impl_->time(); }
 std::string_view resource_handle::name() const noexcept {
   return node_ != nullptr ? std::string_view(node_->name()) : std::string_view{};

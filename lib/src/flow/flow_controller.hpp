@@ -1,6 +1,7 @@
 // One flow rule's traffic-shaping controller, chosen by grade and controlBehavior.
 #pragma once
 
+#include "flow/cluster_controller.hpp"
 #include "flow/default_controller.hpp"
 #include "flow/flow_request.hpp"
 #include <floodgate/rules/flow_rule.hpp>
@@ -17,7 +18,8 @@ namespace floodgate::flow::detail {
     snapshots of equal rules, so its state survives reloads. No virtual dispatch: a variant. */
 class flow_controller {
  public:
-  explicit flow_controller(const flow_rule& rule) noexcept : impl_(make(rule)) {}
+  /// Throws std::bad_alloc only for a clusterMode rule (its lease).
+  explicit flow_controller(const flow_rule& rule) : impl_(make(rule)) {}
 
   slot_verdict check(const flow_request& req, const selected_node& node, bool can_hold,
                      flow_booking& booking) noexcept {
@@ -28,8 +30,10 @@ class flow_controller {
         return std::get_if<1>(&impl_)->check(req, *node.stats);
       case 2:
         return std::get_if<2>(&impl_)->check(req);
-      default:
+      case 3:
         return std::get_if<3>(&impl_)->check(req, *node.stats);
+      default:
+        return std::get_if<4>(&impl_)->check(req, node, booking);
     }
   }
 
@@ -49,7 +53,15 @@ class flow_controller {
   void refund(std::int64_t window, std::uint32_t acquire) noexcept {
     if (auto* c = std::get_if<default_controller>(&impl_)) {
       c->refund(window, acquire);
+    } else if (auto* k = std::get_if<cluster_controller>(&impl_)) {
+      k->refund(window, acquire);
     }
+  }
+
+  /// The lease of a clusterMode rule, or null.
+  const std::shared_ptr<cluster_lease>* lease() const noexcept {
+    const auto* c = std::get_if<cluster_controller>(&impl_);
+    return c != nullptr ? &c->lease() : nullptr;
   }
 
   void release() noexcept {
@@ -60,9 +72,12 @@ class flow_controller {
 
  private:
   using variant = std::variant<default_controller, warm_up_controller, throttling_controller,
-                               warm_up_throttling_controller>;
+                               warm_up_throttling_controller, cluster_controller>;
 
-  static variant make(const flow_rule& r) noexcept {
+  static variant make(const flow_rule& r) {
+    if (r.cluster_mode) {
+      return variant(std::in_place_index<4>);
+    }
     if (r.grade == flow_grade::concurrency) {
       return variant(std::in_place_index<0>, r.grade, r.count);
     }

@@ -18,10 +18,14 @@ struct flow_request {
   std::uint32_t acquire = 1;
   bool prioritized = false;  ///< may borrow from a coming window (Sentinel's tryOccupyNext)
   std::int64_t occupy_timeout_ms = 500;
+  /// The engine's clock, for controllers that need a fresh reading rather than the entry's
+  /// (cheap, possibly a tick old) now_ms; null in tests that drive a controller by hand.
+  const clock* time = nullptr;
 
   /// The entry being checked.
   static flow_request from(const check_context& ctx) noexcept {
-    return {ctx.now_ms, ctx.now_ns, ctx.acquire, ctx.prioritized, ctx.occupy_timeout_ms};
+    return {ctx.now_ms, ctx.now_ns, ctx.acquire, ctx.prioritized, ctx.occupy_timeout_ms,
+            &ctx.time};
   }
 };
 

@@ -193,6 +193,16 @@ void resource_flow_rules::on_blocked_later(const check_context& ctx,
   impl_->give_back(ctx.acquire, tokens);
 }
 
+void resource_flow_rules::for_each_lease(
+    const std::function<void(const flow_rule&, std::int32_t,
+                             const std::shared_ptr<cluster_lease>&)>& f) const {
+  for (const compiled_rule& r : impl_->rules) {
+    if (const auto* lease = r.controller->lease()) {
+      f(r.rule, r.index, *lease);
+    }
+  }
+}
+
 void resource_flow_rules::on_exit(const exit_context&, entry_tokens& tokens) const noexcept {
   impl_->release(tokens);
 }

@@ -1,11 +1,13 @@
 // The flow slot: a resource's compiled flow rules and their controllers.
 #pragma once
 
+#include <floodgate/chain/cluster_lease.hpp>
 #include <floodgate/chain/slot.hpp>
 #include "flow/default_controller.hpp"
 #include <floodgate/rules/flow_rule.hpp>
 #include "rules/indexed_rule.hpp"
 
+#include <functional>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -66,6 +68,9 @@ class resource_flow_rules {
   /// A later slot blocked the entry: give back what check() took.
   void on_blocked_later(const check_context& ctx, entry_tokens& tokens) const noexcept;
   void on_exit(const exit_context& ctx, entry_tokens& tokens) const noexcept;
+  /// Calls `f(rule, rule_index, lease)` for each clusterMode rule (control plane).
+  void for_each_lease(const std::function<void(const flow_rule&, std::int32_t,
+                                               const std::shared_ptr<cluster_lease>&)>& f) const;
 
   struct impl;
 

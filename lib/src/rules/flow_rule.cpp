@@ -13,6 +13,31 @@ bool is_blank(const std::string& s) {
   return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isspace(c) != 0; });
 }
 
+/// What cluster flow control supports today: QPS rules that reject, on the resource itself.
+template <class Add>
+void validate_cluster_mode(const flow_rule& rule, const Add& add) {
+  if (rule.grade != flow_grade::qps) {
+    add("clusterMode", "needs grade qps (cluster concurrency limits are not supported)");
+  }
+  if (rule.behavior != control_behavior::reject) {
+    add("clusterMode", "needs controlBehavior reject (cluster warm-up/throttling are not supported)");
+  }
+  if (rule.strategy != flow_strategy::direct) {
+    add("clusterMode", "needs strategy direct");
+  }
+  if (rule.dry_run) {
+    add("clusterMode", "cannot be combined with dryRun");
+  }
+  const auto& c = rule.cluster_config;
+  if (c.threshold_type != cluster_threshold_type::global &&
+      c.threshold_type != cluster_threshold_type::avg_local) {
+    add("clusterConfig.thresholdType", "must be global or avg_local");
+  }
+  if (c.fallback_count && !(*c.fallback_count >= 0)) {
+    add("clusterConfig.fallbackCount", "must be >= 0");
+  }
+}
+
 }  // namespace
 
 void validate(const flow_rule& rule, std::string_view path, std::vector<rule_error>& errors) {
@@ -69,6 +94,9 @@ void validate(const flow_rule& rule, std::string_view path, std::vector<rule_err
       break;
     default:
       add("controlBehavior", "must be reject, warm_up, throttling or warm_up_throttling");
+  }
+  if (rule.cluster_mode) {
+    validate_cluster_mode(rule, add);
   }
 }
 

@@ -20,6 +20,16 @@ void validate(const rule_set& rules, std::vector<rule_error>& errors) {
   validate_section(rules.authority, "authority", errors);
   validate_section(rules.system, "system", errors);
   validate_section(rules.param_flow, "paramFlow", errors);
+  if (rules.cluster) {
+    validate(*rules.cluster, errors);
+    return;
+  }
+  for (std::size_t i = 0; i < rules.flow.size(); ++i) {
+    if (rules.flow[i].cluster_mode) {
+      errors.push_back({"flow[" + std::to_string(i) + "].clusterMode",
+                        "needs a cluster: section (the Redis that holds the shared windows)"});
+    }
+  }
 }
 
 }  // namespace floodgate

@@ -122,7 +122,7 @@ const bad_input bad_inputs[] = {
     {"FlowDryRunNotABoolean", "flow:\n  - {resource: a, count: 1, dryRun: yes}\n", 2, 37,
      "flow[0].dryRun", "must be true or false, not \"yes\""},
     {"FlowClusterMode", "flow:\n  - {resource: a, count: 1, clusterMode: true}\n", 2, 42,
-     "flow[0].clusterMode", "cluster flow control is not supported yet"},
+     "flow[0].clusterMode", "needs a cluster: section (the Redis that holds the shared windows)"},
     {"FlowRegexResource", "flow:\n  - {resource: \"a.*\", count: 1, regex: true}\n", 2, 40,
      "flow[0].regex", "regular-expression resources are not supported"},
     // degrade.

@@ -39,14 +39,16 @@ struct parse_result {
     would (so an ok result always loads).
 
     The schema is SPEC §3: sections `flow`, `degrade`, `authority`, `system`, `paramFlow`, each a
-    list of rules with camelCase keys and an optional `name`. Enum values are names (any case,
-    aliases `thread`, `default`, `rate_limiter`, `warm_up_rate_limiter`) or Sentinel's numeric
-    codes. A null value (`key:`, `~`, JSON `null`) means "not given". To let Sentinel's rule JSON
-    paste unchanged, its extra keys are accepted in their harmless form and ignored: `id`,
-    `regex: false`, `clusterMode: false`, `clusterConfig` (flow, paramFlow), `limitApp: default`
-    where Sentinel ignores it (degrade, system, paramFlow), `paramFlowItemList` with
-    `{object, count, classType}` as a spelling of `items`. `regex: true` and `clusterMode: true`
-    are errors (not supported yet).
+    list of rules with camelCase keys and an optional `name`, and an optional `cluster` mapping
+    (`redis`, `namespace`, `timeoutMs`) that flow rules with `clusterMode: true` and
+    `clusterConfig: {thresholdType, fallbackToLocalWhenFail, fallbackCount}` need. Enum values
+    are names (any case, aliases `thread`, `default`, `rate_limiter`, `warm_up_rate_limiter`) or
+    Sentinel's numeric codes. A null value (`key:`, `~`, JSON `null`) means "not given". To let
+    Sentinel's rule JSON paste unchanged, its extra keys are accepted in their harmless form and
+    ignored: `id`, `regex: false`, `clusterMode: false` (paramFlow), `clusterConfig` with
+    `clusterMode: false`, `clusterConfig.flowId`, `limitApp: default` where Sentinel ignores it
+    (degrade, system, paramFlow), `paramFlowItemList` with `{object, count, classType}` as a
+    spelling of `items`. `regex: true` and paramFlow `clusterMode: true` are errors.
 
     Errors carry the 1-based line and column of the offending value (of the key for unknown and
     duplicate keys, of the rule for missing fields); errors about the file as a whole

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <floodgate/chain/clock.hpp>
+#include <floodgate/chain/cluster_lease.hpp>
 #include <floodgate/engine/context.hpp>
 #include <floodgate/engine/entry.hpp>
 #include <floodgate/chain/entry_options.hpp>
@@ -115,6 +116,13 @@ class engine {
   /// Calls `f(resource, breaker, rule_index)` for every breaker in force (control plane).
   void for_each_breaker(
       const std::function<void(std::string_view, const circuit_breaker&, std::int32_t)>& f) const;
+
+  /** Calls `f(rule, rule_index, lease)` for every clusterMode flow rule in force (control plane):
+      how a cluster token source (floodgate/cluster/) finds the leases it feeds. `rule_index` is
+      the rule's index in the `flow` section. An unchanged rule keeps its lease across reloads. */
+  void for_each_cluster_rule(
+      const std::function<void(const flow_rule&, std::int32_t,
+                               const std::shared_ptr<cluster_lease>&)>& f) const;
 
   const clock& time() const noexcept;
   /// Requests in flight over every resource (e.g. to drain before shutting down).

@@ -4,6 +4,7 @@
 #include <floodgate/rules/rule_error.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +25,23 @@ enum class control_behavior : std::uint8_t {
     a clear error rather than converted past what an integer holds. */
 inline constexpr double max_rule_count = 1e15;
 
+/// What a cluster rule's `count` means (Sentinel's ClusterRuleConstant codes).
+enum class cluster_threshold_type : std::uint8_t {
+  avg_local = 0,  ///< `count` per instance: the fleet's limit is count x live instances
+  global = 1,     ///< `count` across every instance
+};
+
+/** `clusterConfig` of a clusterMode flow rule (SPEC §10). */
+struct flow_cluster_config {
+  cluster_threshold_type threshold_type = cluster_threshold_type::global;
+  /// Redis unreachable, slow or failing: enforce `fallback_count` locally (else pass).
+  bool fallback_to_local_when_fail = true;
+  /// The local limit while falling back; none: count / live instances (>= 1).
+  std::optional<double> fallback_count;
+
+  friend bool operator==(const flow_cluster_config&, const flow_cluster_config&) = default;
+};
+
 /** One flow rule, as written in the rule file. Plain value; equal rules keep their controller
     state across reloads. */
 struct flow_rule {
@@ -38,6 +56,10 @@ struct flow_rule {
   std::int32_t warm_up_period_sec = 10;
   std::int32_t max_queueing_time_ms = 500;
   bool dry_run = false;
+  /// Holds `count` across every instance sharing the rule set's `cluster` Redis (QPS, reject,
+  /// direct only).
+  bool cluster_mode = false;
+  flow_cluster_config cluster_config;
 
   friend bool operator==(const flow_rule&, const flow_rule&) = default;
 };

@@ -2,12 +2,14 @@
 #pragma once
 
 #include <floodgate/rules/authority_rule.hpp>
+#include <floodgate/rules/cluster_config.hpp>
 #include <floodgate/rules/degrade_rule.hpp>
 #include <floodgate/rules/flow_rule.hpp>
 #include <floodgate/rules/param_flow_rule.hpp>
 #include <floodgate/rules/rule_error.hpp>
 #include <floodgate/rules/system_rule.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,8 @@ struct rule_set {
   std::vector<authority_rule> authority;
   std::vector<system_rule> system;
   std::vector<param_flow_rule> param_flow;
+  /// Where clusterMode flow rules share their windows; absent: no clusterMode rule is allowed.
+  std::optional<cluster_config> cluster;
 
   friend bool operator==(const rule_set&, const rule_set&) = default;
 };

@@ -7,6 +7,8 @@
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/verb.hpp>
 
+#include <functional>
+#include <string>
 #include <string_view>
 
 namespace floodgate::config {
@@ -25,6 +27,9 @@ struct admin_options {
   const config::rule_file_watcher* watcher = nullptr;
   /// Serves `/metrics`; without it that endpoint answers 404.
   const metrics_handler* metrics = nullptr;
+  /// Feeds `/floodgate/cluster` with a JSON object (e.g. cluster::status_json of the Redis
+  /// adapter's status); without it that endpoint answers 404.
+  std::function<std::string()> cluster;
 };
 
 /** The read-only admin endpoints, as a handler for a Beast server of your own. Mount it on a

@@ -1,0 +1,72 @@
+#include "cluster/lease_planner.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace floodgate::cluster::detail {
+
+void lease_planner::settle(std::uint32_t unspent) noexcept {
+  const std::uint32_t used = granted_ > unspent ? granted_ - unspent : 0;
+  spent_ += used;
+  demand_ += used;
+  if (unspent > 0 && bucket_ >= 0) {
+    // One pending hand-back at a time; an older one not yet sent is dropped (errs towards fewer).
+    returned_ = returned_bucket_ == bucket_ ? returned_ + unspent : unspent;
+    returned_bucket_ = bucket_;
+  }
+  granted_ = 0;
+}
+
+std::optional<lease_ask> lease_planner::plan(cluster_lease& lease, std::int64_t now_ms,
+                                             double limit) {
+  const std::uint64_t misses = lease.take_misses();
+  demand_ += misses;
+  if (bucket_ >= 0 && now_ms >= expires_ms_) {
+    settle(lease.revoke());
+    bucket_ = -1;
+  }
+  if (estimated_at_ms_ < 0) {
+    estimated_at_ms_ = now_ms;
+  } else if (now_ms - estimated_at_ms_ >= bucket_ms) {
+    const double recent = static_cast<double>(demand_) * 1000.0 /
+                          static_cast<double>(now_ms - estimated_at_ms_);
+    rate_ = rate_ == 0 ? recent : 0.5 * rate_ + 0.5 * recent;
+    demand_ = 0;
+    estimated_at_ms_ = now_ms;
+  }
+  const bool empty = bucket_ < 0 || (lease.available() == 0 && misses > 0);
+  if (!empty || now_ms < next_ask_ms_) {
+    return std::nullopt;
+  }
+  const double per_bucket = std::ceil(rate_ * static_cast<double>(bucket_ms) / 1000.0 * 1.5);
+  const double cap = std::max(1.0, std::floor(limit));
+  lease_ask ask;
+  ask.asked = static_cast<std::uint32_t>(std::clamp(per_bucket, 1.0, std::min(cap, 1e9)));
+  ask.returned = returned_;
+  ask.returned_bucket = returned_bucket_;
+  return ask;
+}
+
+void lease_planner::on_reply(cluster_lease& lease, const lease_ask& ask, const lease_reply& reply,
+                             std::int64_t sent_ms) {
+  if (ask.returned > 0 && ask.returned_bucket == returned_bucket_) {
+    returned_ -= std::min(returned_, ask.returned);
+    if (returned_ == 0) returned_bucket_ = -1;
+  }
+  next_ask_ms_ = reply.granted < ask.asked ? sent_ms + std::max<std::int64_t>(reply.retry_ms, 1)
+                                           : 0;
+  if (reply.granted <= 0) {
+    return;
+  }
+  // The store ran the script after we sent it: its bucket ends no earlier than sent + left.
+  const std::int64_t expires = sent_ms + reply.left_ms - margin_ms_;
+  if (bucket_ >= 0) {
+    settle(lease.revoke());
+  }
+  bucket_ = reply.bucket;
+  granted_ = static_cast<std::uint32_t>(reply.granted);
+  expires_ms_ = expires;
+  lease.grant(granted_, expires);  // empty since the revoke: request threads only take
+}
+
+}  // namespace floodgate::cluster::detail

@@ -1,0 +1,78 @@
+// When to ask Redis for a rule's next lease, how big, and what to hand back.
+#pragma once
+
+#include <floodgate/chain/cluster_lease.hpp>
+
+#include <cstdint>
+#include <optional>
+
+namespace floodgate::cluster::detail {
+
+/// One lease request: passes wanted, and unspent passes handed back to the bucket they came from.
+struct lease_ask {
+  std::uint32_t asked = 0;
+  std::uint32_t returned = 0;
+  std::int64_t returned_bucket = -1;
+};
+
+/// The store's answer (lease_script).
+struct lease_reply {
+  std::int64_t granted = 0;
+  std::int64_t bucket = 0;
+  std::int64_t left_ms = 0;   ///< time left in the bucket, on the store's clock
+  std::int64_t retry_ms = 0;  ///< when the window is full: time until its oldest bucket leaves
+};
+
+/** The lease logic of one rule, driven by the adapter's thread with the engine's clock (tests use
+    a manual clock). Keeps a lease of at least one pass in every bucket while the rule exists, so
+    a request never finds the lease empty just because traffic was quiet; sizes it to 1.5x the
+    rule's recent demand (passes spent plus passes missed) per bucket, capped at the limit; hands
+    back what expired unspent with the next request; and waits for the window to free before
+    asking again when the store said it is full.
+
+    @par Thread Safety
+    Not thread-safe: one owner thread (the lease itself is shared with request threads).
+*/
+class lease_planner {
+ public:
+  static constexpr std::int64_t bucket_ms = 100;
+  static constexpr std::int64_t buckets = 10;
+  /// A lease ends this much before its bucket does on the local clock (clock reads are
+  /// millisecond-coarse), plus the lag of the reading request threads compare with.
+  static constexpr std::int64_t expiry_margin_ms = 2;
+
+  /// `reading_lag_ms`: how far the request threads' clock reading may lag (detail::fresh_ms_lag).
+  explicit lease_planner(std::int64_t reading_lag_ms = 0) noexcept
+      : margin_ms_(expiry_margin_ms + reading_lag_ms) {}
+
+  /** Expires the lease when its bucket is over and says whether to ask now; `limit` is the
+      rule's shared count. */
+  std::optional<lease_ask> plan(cluster_lease& lease, std::int64_t now_ms, double limit);
+  /// Applies the answer to `ask`, sent at `sent_ms` (engine clock).
+  void on_reply(cluster_lease& lease, const lease_ask& ask, const lease_reply& reply,
+                std::int64_t sent_ms);
+
+  /// Passes spent from leases so far.
+  std::uint64_t spent() const noexcept { return spent_; }
+  /// The lease's bucket, -1 when none is held.
+  std::int64_t bucket() const noexcept { return bucket_; }
+  /// Estimated demand, passes per second.
+  double demand_per_second() const noexcept { return rate_; }
+
+ private:
+  void settle(std::uint32_t unspent) noexcept;
+
+  std::int64_t margin_ms_;
+  std::int64_t bucket_ = -1;
+  std::int64_t expires_ms_ = 0;
+  std::uint32_t granted_ = 0;
+  std::uint32_t returned_ = 0;
+  std::int64_t returned_bucket_ = -1;
+  std::int64_t next_ask_ms_ = 0;
+  std::uint64_t demand_ = 0;  // passes spent or missed since the last estimate
+  std::int64_t estimated_at_ms_ = -1;
+  double rate_ = 0;
+  std::uint64_t spent_ = 0;
+};
+
+}  // namespace floodgate::cluster::detail

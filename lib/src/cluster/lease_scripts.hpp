@@ -1,0 +1,71 @@
+// The Lua scripts Redis runs for cluster rules: atomic, on Redis's own clock.
+#pragma once
+
+#include <string_view>
+
+namespace floodgate::cluster::detail {
+
+/** Grants passes from a rule's sliding window, after taking back what an expired lease left.
+
+    KEYS[1] the rule's hash (`{namespace:rule}`): field = bucket number, value = passes granted.
+    ARGV: limit, asked, returned, returned bucket, bucket width ms, buckets per window.
+    Returns {granted, bucket, ms left in the bucket, ms until the oldest used bucket leaves}.
+
+    The window is the current bucket and the buckets-1 before it, on Redis's clock (TIME; Redis 7
+    replicates a script's effects, so TIME is allowed). Grants never make the window's sum exceed
+    the limit, and a lease is spent only inside its bucket, so the passes admitted in any window
+    of the bucket grid never exceed the limit. Returned passes leave the bucket they were granted
+    in, so others may take them while that bucket is still in the window. */
+inline constexpr std::string_view lease_script = R"lua(
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local limit = tonumber(ARGV[1])
+local asked = tonumber(ARGV[2])
+local returned = tonumber(ARGV[3])
+local width = tonumber(ARGV[5])
+local n = tonumber(ARGV[6])
+local cur = math.floor(now / width)
+if returned > 0 and redis.call('HEXISTS', KEYS[1], ARGV[4]) == 1 then
+  if redis.call('HINCRBY', KEYS[1], ARGV[4], -returned) <= 0 then
+    redis.call('HDEL', KEYS[1], ARGV[4])
+  end
+end
+local all = redis.call('HGETALL', KEYS[1])
+local used = 0
+local oldest = cur
+for i = 1, #all, 2 do
+  local b = tonumber(all[i])
+  local v = tonumber(all[i + 1])
+  if b == nil or v == nil or b <= cur - n then
+    redis.call('HDEL', KEYS[1], all[i])
+  else
+    used = used + v
+    if v > 0 and b < oldest then oldest = b end
+  end
+end
+local grant = math.min(asked, limit - used)
+if grant < 0 then grant = 0 end
+if grant > 0 then
+  redis.call('HINCRBY', KEYS[1], cur, grant)
+end
+redis.call('PEXPIRE', KEYS[1], width * (n + 1))
+local retry = 0
+if used + grant >= limit then retry = (oldest + n) * width - now end
+return {grant, cur, (cur + 1) * width - now, retry}
+)lua";
+
+/** Announces this instance and counts the live ones.
+
+    KEYS[1] the namespace's sorted set of instances (score: last heartbeat, Redis ms).
+    ARGV: instance id, ms after which an instance that stopped beating is gone. Returns the count. */
+inline constexpr std::string_view heartbeat_script = R"lua(
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local ttl = tonumber(ARGV[2])
+redis.call('ZADD', KEYS[1], now, ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - ttl)
+redis.call('PEXPIRE', KEYS[1], ttl * 2)
+return redis.call('ZCARD', KEYS[1])
+)lua";
+
+}  // namespace floodgate::cluster::detail

@@ -1,0 +1,368 @@
+// The Redis adapter's client thread: rules in force → leases, heartbeats, failure and recovery.
+#include <floodgate/cluster/redis_cluster.hpp>
+
+#include "cluster/lease_planner.hpp"
+#include "cluster/lease_scripts.hpp"
+#include "cluster/redis_router.hpp"
+#include "chain/fresh_time.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <random>
+#include <thread>
+
+namespace floodgate::cluster {
+
+namespace {
+
+using detail::lease_planner;
+using detail::redis_router;
+using detail::redis_result;
+
+constexpr std::int64_t heartbeat_ms = 1000;
+constexpr std::int64_t instance_ttl_ms = 3000;
+constexpr std::int64_t first_backoff_ms = 50;
+constexpr std::int64_t max_backoff_ms = 1000;
+constexpr std::array<double, 8> round_trip_bounds = {0.0005, 0.001, 0.002, 0.005,
+                                                     0.01,   0.02,  0.05,  0.1};
+
+std::string default_instance_id() {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  std::random_device rd;
+  return std::string(host) + ":" + std::to_string(getpid()) + ":" + std::to_string(rd() % 100000);
+}
+
+/// Hash tags keep a rule on one slot; braces inside resource names would cut the tag short.
+std::string tag_safe(std::string s) {
+  std::replace(s.begin(), s.end(), '{', '(');
+  std::replace(s.begin(), s.end(), '}', ')');
+  return s;
+}
+
+std::string rule_label(const flow_rule& r, std::int32_t index) {
+  return r.name.empty() ? "flow[" + std::to_string(index) + "]" : r.name;
+}
+
+/// A rule followed by the thread.
+struct tracked_rule {
+  flow_rule rule;
+  std::int32_t index = 0;
+  std::shared_ptr<cluster_lease> lease;
+  lease_planner planner;
+  std::string key;
+  std::string last_error;
+};
+
+}  // namespace
+
+class redis_cluster::impl {
+ public:
+  impl(engine& eng, redis_cluster_options options)
+      : engine_(eng), options_(std::move(options)) {
+    if (options_.instance_id.empty()) options_.instance_id = default_instance_id();
+    thread_ = std::thread([this] { run(); });
+  }
+
+  ~impl() {
+    {
+      std::lock_guard lock(wake_mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+
+  redis_cluster_status status() const {
+    std::lock_guard lock(status_mutex_);
+    return status_;
+  }
+
+ private:
+  void run() {
+    std::unique_lock wake(wake_mutex_);
+    while (!stop_) {
+      wake.unlock();
+      step();
+      publish();
+      wake.lock();
+      wake_.wait_for(wake, rules_.empty() ? std::chrono::milliseconds(20) : options_.tick,
+                     [this] { return stop_; });
+    }
+  }
+
+  const clock& time() const { return engine_.time(); }
+  /// A fresh reading of the engine's clock (now_ms() may be a tick old on a busy machine).
+  std::int64_t now_ms() const { return engine_.time().now_ns() / 1'000'000; }
+
+  void step() {
+    follow_rules();
+    if (rules_.empty()) {
+      router_.close();
+      state_ = "idle";
+      return;
+    }
+    const std::int64_t now = now_ms();
+    if (!router_.connected()) {
+      if (now < next_connect_ms_) return;
+      if (!connect()) {
+        fail(last_error_, false);
+        backoff_ms_ = std::min(max_backoff_ms, backoff_ms_ * 2);
+        next_connect_ms_ = now_ms() + backoff_ms_;
+        return;
+      }
+      backoff_ms_ = first_backoff_ms;
+      next_heartbeat_ms_ = 0;
+    }
+    if (now >= next_heartbeat_ms_ && !heartbeat()) return;
+    for (tracked_rule& r : rules_) {
+      if (!serve(r)) return;
+    }
+  }
+
+  /// Picks up the rules in force when their version changes; unchanged leases keep planners.
+  void follow_rules() {
+    const std::uint64_t version = engine_.rules_version();
+    if (version == version_) return;
+    version_ = version;
+    const rule_set rules = engine_.rules();
+    cluster_config config = rules.cluster.value_or(cluster_config{});
+    if (config.redis.empty() && !options_.default_redis.empty()) {
+      config.redis.push_back(options_.default_redis);
+    }
+    if (!(config == config_)) {
+      config_ = config;
+      router_.close();  // a changed section reconnects
+      next_connect_ms_ = 0;
+      backoff_ms_ = first_backoff_ms;
+      // Leases and windows of the old Redis mean nothing to the new one.
+      for (tracked_rule& t : rules_) {
+        t.lease->revoke();
+        t.planner = lease_planner(floodgate::detail::fresh_ms_lag());
+      }
+    }
+    std::vector<tracked_rule> next;
+    engine_.for_each_cluster_rule(
+        [&](const flow_rule& rule, std::int32_t index, const std::shared_ptr<cluster_lease>& l) {
+          const auto same = std::find_if(rules_.begin(), rules_.end(),
+                                         [&](const tracked_rule& t) { return t.lease == l; });
+          if (same != rules_.end()) {
+            same->index = index;
+            same->key = key_of(rule);
+            next.push_back(std::move(*same));
+            return;
+          }
+          tracked_rule t{.planner = lease_planner(floodgate::detail::fresh_ms_lag())};
+          t.rule = rule;
+          t.index = index;
+          t.lease = l;
+          t.key = key_of(rule);
+          if (!router_.connected() && state_ == "down") {
+            enter_fallback(t);
+          }
+          next.push_back(std::move(t));
+        });
+    rules_ = std::move(next);
+  }
+
+  /// The rule's window hash; the hash tag keeps it on one Redis Cluster slot.
+  std::string key_of(const flow_rule& rule) const {
+    return "{" + config_.name_space + ":" + tag_safe(rule.resource) + ":" +
+           tag_safe(rule.limit_app) + "}:window";
+  }
+
+  bool connect() {
+    state_ = "connecting";
+    if (config_.redis.empty()) {
+      last_error_ = "no Redis endpoint: cluster.redis is empty and no default was given";
+      return false;
+    }
+    std::vector<redis_endpoint> seeds;
+    for (const std::string& url : config_.redis) {
+      std::string why;
+      if (auto e = parse_redis_url(url, why)) seeds.push_back(*e);
+    }
+    ++commands_;
+    last_error_ = router_.connect(seeds, std::chrono::milliseconds(config_.timeout_ms));
+    if (!last_error_.empty()) return false;
+    state_ = "connected";
+    return true;
+  }
+
+  /// Runs a script by digest, loading it on NOSCRIPT (after a restart or SCRIPT FLUSH).
+  redis_result eval(std::string_view script, std::string& sha, std::string_view key,
+                    const std::vector<std::string_view>& args) {
+    auto call = [&](std::string_view verb, std::string_view body) {
+      std::vector<std::string_view> all{verb, body, "1", key};
+      all.insert(all.end(), args.begin(), args.end());
+      ++commands_;
+      return router_.command(key, all);
+    };
+    if (!sha.empty()) {
+      redis_result r = call("EVALSHA", sha);
+      if (r.ok() || r.io || !r.error.starts_with("NOSCRIPT")) return r;
+    }
+    ++commands_;
+    redis_result loaded = router_.command(key, {"SCRIPT", "LOAD", script});
+    if (const auto* s = std::get_if<std::string>(&loaded.value.v); loaded.ok() && s != nullptr) {
+      sha = *s;
+      return call("EVALSHA", sha);
+    }
+    return call("EVAL", script);
+  }
+
+  bool heartbeat() {
+    const std::string key = "{" + config_.name_space + "}:instances";
+    const std::string ttl = std::to_string(instance_ttl_ms);
+    const redis_result r =
+        eval(detail::heartbeat_script, heartbeat_sha_, key, {options_.instance_id, ttl});
+    if (!r.ok()) {
+      fail("heartbeat: " + r.error, r.timeout);
+      return false;
+    }
+    if (const auto* n = r.value.integer(); n != nullptr && *n > 0) live_ = *n;
+    next_heartbeat_ms_ = now_ms() + heartbeat_ms;
+    return true;
+  }
+
+  double limit_of(const tracked_rule& r) const {
+    const bool avg = r.rule.cluster_config.threshold_type == cluster_threshold_type::avg_local;
+    return avg ? r.rule.count * static_cast<double>(live_) : r.rule.count;
+  }
+
+  double fallback_count_of(const tracked_rule& r) const {
+    const auto& c = r.rule.cluster_config;
+    if (c.fallback_count) return *c.fallback_count;
+    if (c.threshold_type == cluster_threshold_type::avg_local) return r.rule.count;
+    // Never the whole count per instance: a fleet of N would admit N times it.
+    return std::max(1.0, std::floor(r.rule.count / static_cast<double>(std::max<std::int64_t>(
+                                                       live_, 1))));
+  }
+
+  void enter_fallback(tracked_rule& r) {
+    if (r.rule.cluster_config.fallback_to_local_when_fail) {
+      r.lease->set_mode(cluster_mode::fallback_local, fallback_count_of(r));
+    } else {
+      r.lease->set_mode(cluster_mode::fallback_pass);
+    }
+  }
+
+  /// Asks for the rule's next lease when its planner says so. False when Redis failed.
+  bool serve(tracked_rule& r) {
+    const std::int64_t sent = now_ms();
+    const double limit = limit_of(r);
+    const auto ask = r.planner.plan(*r.lease, sent, limit);
+    if (!ask) return true;
+    const std::string args[] = {r.key,
+                                std::to_string(static_cast<std::int64_t>(limit)),
+                                std::to_string(ask->asked),
+                                std::to_string(ask->returned),
+                                std::to_string(ask->returned_bucket),
+                                std::to_string(lease_planner::bucket_ms),
+                                std::to_string(lease_planner::buckets)};
+    const auto started = std::chrono::steady_clock::now();
+    const redis_result res = eval(detail::lease_script, lease_sha_, args[0],
+                                  {args[1], args[2], args[3], args[4], args[5], args[6]});
+    observe_round_trip(std::chrono::steady_clock::now() - started);
+    const auto* items = res.value.array();
+    if (!res.ok() || items == nullptr || items->size() != 4) {
+      const std::string why = res.ok() ? "unexpected reply to the lease script" : res.error;
+      r.last_error = why;
+      ++results_[static_cast<std::size_t>(res.timeout ? lease_result::timeout
+                                                      : lease_result::error)];
+      fail(why, res.timeout);
+      return false;
+    }
+    detail::lease_reply reply;
+    std::int64_t* fields[] = {&reply.granted, &reply.bucket, &reply.left_ms, &reply.retry_ms};
+    for (std::size_t i = 0; i < 4; ++i) {
+      if (const auto* v = (*items)[i].integer()) *fields[i] = *v;
+    }
+    r.planner.on_reply(*r.lease, *ask, reply, sent);
+    ++results_[static_cast<std::size_t>(reply.granted > 0 ? lease_result::granted
+                                                          : lease_result::exhausted)];
+    r.last_error.clear();
+    if (r.lease->mode() != cluster_mode::global) r.lease->set_mode(cluster_mode::global);
+    return true;
+  }
+
+  /// Redis failed: every rule falls back until a lease request succeeds again.
+  void fail(const std::string& why, bool) {
+    last_error_ = why;
+    state_ = "down";
+    router_.close();
+    next_connect_ms_ = std::min(next_connect_ms_, now_ms() + backoff_ms_);
+    for (tracked_rule& r : rules_) {
+      if (r.last_error.empty()) r.last_error = why;
+      enter_fallback(r);
+    }
+  }
+
+  void observe_round_trip(std::chrono::steady_clock::duration d) {
+    const double s = std::chrono::duration<double>(d).count();
+    round_trip_sum_ += s;
+    ++round_trips_;
+    for (std::size_t i = 0; i < round_trip_bounds.size(); ++i) {
+      if (s <= round_trip_bounds[i]) ++round_trip_counts_[i];
+    }
+  }
+
+  void publish() {
+    redis_cluster_status s;
+    s.endpoints = config_.redis;
+    s.state = state_;
+    s.redis_cluster = router_.is_cluster();
+    s.last_error = last_error_;
+    s.live_instances = live_;
+    s.lease_requests = results_;
+    s.round_trip_bounds.assign(round_trip_bounds.begin(), round_trip_bounds.end());
+    s.round_trip_buckets.assign(round_trip_counts_.begin(), round_trip_counts_.end());
+    s.round_trip_sum_seconds = round_trip_sum_;
+    s.round_trips = round_trips_;
+    s.commands = commands_;
+    for (const tracked_rule& r : rules_) {
+      s.rules.push_back({r.rule.resource, rule_label(r.rule, r.index), r.lease->mode(),
+                         limit_of(r), fallback_count_of(r), r.lease->available(),
+                         r.planner.spent(), r.last_error});
+    }
+    std::lock_guard lock(status_mutex_);
+    status_ = std::move(s);
+  }
+
+  engine& engine_;
+  redis_cluster_options options_;
+  redis_router router_;
+  cluster_config config_;
+  std::uint64_t version_ = 0;
+  std::vector<tracked_rule> rules_;
+  std::string lease_sha_, heartbeat_sha_;
+  std::string state_ = "idle";
+  std::string last_error_;
+  std::int64_t live_ = 1;
+  std::int64_t next_connect_ms_ = 0;
+  std::int64_t next_heartbeat_ms_ = 0;
+  std::int64_t backoff_ms_ = first_backoff_ms;
+  std::array<std::uint64_t, lease_result_count> results_{};
+  std::array<std::uint64_t, round_trip_bounds.size()> round_trip_counts_{};
+  double round_trip_sum_ = 0;
+  std::uint64_t round_trips_ = 0;
+  std::uint64_t commands_ = 0;
+
+  mutable std::mutex status_mutex_;
+  redis_cluster_status status_;
+  std::mutex wake_mutex_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+redis_cluster::redis_cluster(engine& eng, redis_cluster_options options)
+    : impl_(std::make_unique<impl>(eng, std::move(options))) {}
+redis_cluster::~redis_cluster() = default;
+redis_cluster_status redis_cluster::status() const { return impl_->status(); }
+
+}  // namespace floodgate::cluster

@@ -1,0 +1,126 @@
+#include "cluster/redis_connection.hpp"
+
+#include <hiredis/hiredis.h>
+
+#include <cerrno>
+
+namespace floodgate::cluster::detail {
+
+namespace {
+
+timeval to_timeval(std::chrono::milliseconds ms) noexcept {
+  timeval tv{};
+  tv.tv_sec = static_cast<decltype(tv.tv_sec)>(ms.count() / 1000);
+  tv.tv_usec = static_cast<decltype(tv.tv_usec)>((ms.count() % 1000) * 1000);
+  return tv;
+}
+
+redis_value convert(const redisReply& r) {
+  switch (r.type) {
+    case REDIS_REPLY_INTEGER:
+      return {static_cast<std::int64_t>(r.integer)};
+    case REDIS_REPLY_STRING:
+    case REDIS_REPLY_STATUS:
+      return {std::string(r.str, r.len)};
+    case REDIS_REPLY_ARRAY: {
+      std::vector<redis_value> items;
+      items.reserve(r.elements);
+      for (std::size_t i = 0; i < r.elements; ++i) {
+        items.push_back(convert(*r.element[i]));
+      }
+      return {std::move(items)};
+    }
+    default:
+      return {};
+  }
+}
+
+}  // namespace
+
+redis_connection::redis_connection() noexcept = default;
+redis_connection::~redis_connection() { close(); }
+
+void redis_connection::close() noexcept {
+  if (context_ != nullptr) {
+    redisFree(context_);
+    context_ = nullptr;
+  }
+}
+
+std::string redis_connection::connect(const redis_endpoint& endpoint,
+                                      std::chrono::milliseconds timeout) {
+  close();
+  redisContext* c = redisConnectWithTimeout(endpoint.host.c_str(), endpoint.port,
+                                            to_timeval(timeout));
+  if (c == nullptr) {
+    return "cannot allocate a Redis context";
+  }
+  if (c->err != 0) {
+    std::string why = c->errstr;
+    redisFree(c);
+    return "connect to " + endpoint.host + ":" + std::to_string(endpoint.port) + ": " + why;
+  }
+  if (redisSetTimeout(c, to_timeval(timeout)) != REDIS_OK) {
+    redisFree(c);
+    return "cannot set the socket timeout";
+  }
+  context_ = c;
+  auto step = [&](const std::vector<std::string_view>& args) -> std::string {
+    const redis_result r = command(args);
+    return r.ok() ? std::string() : std::string(args[0]) + ": " + r.error;
+  };
+  std::string why;
+  if (!endpoint.password.empty()) {
+    why = endpoint.user.empty() ? step({"AUTH", endpoint.password})
+                                : step({"AUTH", endpoint.user, endpoint.password});
+  }
+  const std::string db = std::to_string(endpoint.db);
+  if (why.empty() && endpoint.db != 0) why = step({"SELECT", db});
+  if (why.empty()) {
+    // A server that is not Redis (or a Redis refusing us) fails here, within the timeout.
+    const redis_result r = command({"PING"});
+    if (!r.ok()) {
+      why = "PING: " + r.error;
+    } else if (const auto* s = std::get_if<std::string>(&r.value.v); s == nullptr || *s != "PONG") {
+      why = "PING: not answered with PONG (not a Redis server?)";
+    }
+  }
+  if (!why.empty()) close();
+  return why;
+}
+
+redis_result redis_connection::command(const std::vector<std::string_view>& args) {
+  redis_result out;
+  if (context_ == nullptr) {
+    out.error = "not connected";
+    out.io = true;
+    return out;
+  }
+  std::vector<const char*> argv;
+  std::vector<std::size_t> lengths;
+  argv.reserve(args.size());
+  lengths.reserve(args.size());
+  for (std::string_view a : args) {
+    argv.push_back(a.data());
+    lengths.push_back(a.size());
+  }
+  void* raw = redisCommandArgv(context_, static_cast<int>(args.size()), argv.data(), lengths.data());
+  if (raw == nullptr) {
+    out.io = true;
+    out.timeout = context_->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK);
+    out.error = out.timeout ? std::string("timed out") : std::string(context_->errstr);
+    if (out.error.empty()) out.error = "connection lost";
+    close();
+    return out;
+  }
+  auto* reply = static_cast<redisReply*>(raw);
+  if (reply->type == REDIS_REPLY_ERROR) {
+    out.error.assign(reply->str, reply->len);
+  } else {
+    out.value = convert(*reply);
+  }
+  freeReplyObject(reply);
+  return out;
+}
+
+}  // namespace floodgate::cluster::detail

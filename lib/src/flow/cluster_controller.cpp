@@ -1,0 +1,61 @@
+#include "flow/cluster_controller.hpp"
+
+#include "chain/fresh_time.hpp"
+#include "flow/qps_window.hpp"
+
+#include <chrono>
+
+namespace floodgate::flow {
+
+namespace {
+
+slot_verdict blocked(std::int64_t retry_after_ms) noexcept {
+  block_info b;
+  b.reason = block_reason::flow;
+  b.retry_after = std::chrono::milliseconds(retry_after_ms);
+  return slot_verdict::blocked(b);
+}
+
+// The shared window is one second on the store's clock; a refused pass may come back in a lease
+// any time within it.
+constexpr std::int64_t shared_window_ms = 1000;
+
+}  // namespace
+
+slot_verdict cluster_controller::check(const flow_request& req, const selected_node& node,
+                                       flow_booking& booking) noexcept {
+  switch (lease_->mode()) {
+    case cluster_mode::global:
+      // A fresh reading: the entry's now_ms comes from a ticker thread that a busy machine may
+      // not run for milliseconds, and a pass must be spent inside the bucket that recorded it
+      // (the lease ends fresh_ms_lag() early to cover this reading's own lag).
+      if (lease_->try_take(req.acquire,
+                           req.time != nullptr ? detail::fresh_ms(*req.time) : req.now_ms)) {
+        return slot_verdict::pass();
+      }
+      lease_->note_miss(req.acquire);
+      return blocked(shared_window_ms);
+    case cluster_mode::fallback_pass:
+      lease_->note_unchecked_pass();
+      return slot_verdict::pass();
+    case cluster_mode::fallback_local:
+      break;
+  }
+  const double count = lease_->fallback_count();
+  const window_shape shape(*node.stats);
+  if (node.exclusive && admission_window::supports(shape)) {
+    const auto a = fallback_.admit(req.now_ms, req.acquire, count, shape);
+    if (a.admitted) {
+      booking.admitted_window = a.window;
+      return slot_verdict::pass();
+    }
+    return blocked(a.retry_after_ms);
+  }
+  const auto passes = static_cast<std::int64_t>(node.stats->pass_qps(req.now_ms));
+  if (static_cast<double>(passes + req.acquire) <= count) {
+    return slot_verdict::pass();
+  }
+  return blocked(window_retry_after_ms(*node.stats, req.now_ms, req.acquire, count));
+}
+
+}  // namespace floodgate::flow

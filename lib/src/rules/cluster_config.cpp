@@ -1,0 +1,85 @@
+// The cluster section's checks and the Redis URL grammar.
+#include <floodgate/rules/cluster_config.hpp>
+
+#include <charconv>
+
+namespace floodgate {
+
+namespace {
+
+constexpr std::string_view scheme = "redis://";
+
+template <class T>
+bool parse_number(std::string_view text, T& out) {
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return !text.empty() && ec == std::errc{} && end == text.data() + text.size();
+}
+
+}  // namespace
+
+std::optional<redis_endpoint> parse_redis_url(std::string_view url, std::string& error) {
+  if (url.starts_with("rediss://")) {
+    error = "rediss:// (TLS) is not supported: hiredis 0.14 has no TLS";
+    return std::nullopt;
+  }
+  if (!url.starts_with(scheme)) {
+    error = "must be a redis://[[user]:password@]host[:port][/db] URL";
+    return std::nullopt;
+  }
+  std::string_view rest = url.substr(scheme.size());
+  redis_endpoint e;
+  if (const auto at = rest.rfind('@'); at != std::string_view::npos) {
+    const std::string_view auth = rest.substr(0, at);
+    rest = rest.substr(at + 1);
+    const auto colon = auth.find(':');
+    if (colon == std::string_view::npos) {
+      error = "credentials must be user:password@ or :password@";
+      return std::nullopt;
+    }
+    e.user = auth.substr(0, colon);
+    e.password = auth.substr(colon + 1);
+  }
+  if (const auto slash = rest.find('/'); slash != std::string_view::npos) {
+    const std::string_view db = rest.substr(slash + 1);
+    rest = rest.substr(0, slash);
+    if (!db.empty() && (!parse_number(db, e.db) || e.db < 0)) {
+      error = "the database must be a number >= 0";
+      return std::nullopt;
+    }
+  }
+  if (const auto colon = rest.rfind(':'); colon != std::string_view::npos) {
+    if (!parse_number(rest.substr(colon + 1), e.port) || e.port == 0) {
+      error = "the port must be a number 1..65535";
+      return std::nullopt;
+    }
+    rest = rest.substr(0, colon);
+  }
+  if (rest.empty()) {
+    error = "the host is missing";
+    return std::nullopt;
+  }
+  e.host = rest;
+  return e;
+}
+
+void validate(const cluster_config& config, std::vector<rule_error>& errors) {
+  for (std::size_t i = 0; i < config.redis.size(); ++i) {
+    std::string why;
+    if (!parse_redis_url(config.redis[i], why)) {
+      const std::string path = config.redis.size() == 1
+                                   ? std::string("cluster.redis")
+                                   : "cluster.redis[" + std::to_string(i) + "]";
+      errors.push_back({path, why});
+    }
+  }
+  if (config.name_space.empty()) {
+    errors.push_back({"cluster.namespace", "must not be empty"});
+  } else if (config.name_space.find_first_of("{}") != std::string::npos) {
+    errors.push_back({"cluster.namespace", "must not contain { or } (they make Redis hash tags)"});
+  }
+  if (config.timeout_ms <= 0) {
+    errors.push_back({"cluster.timeoutMs", "must be > 0"});
+  }
+}
+
+}  // namespace floodgate

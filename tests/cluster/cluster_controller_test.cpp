@@ -1,0 +1,90 @@
+// A clusterMode rule inside the engine: leased passes, fallback modes, carried over on reload.
+#include <floodgate/engine/engine.hpp>
+
+#include <gtest/gtest.h>
+
+namespace floodgate {
+namespace {
+
+rule_set cluster_rules(double count) {
+  rule_set r;
+  r.cluster = cluster_config{};
+  r.flow.push_back({.resource = "res", .count = count, .cluster_mode = true});
+  return r;
+}
+
+std::shared_ptr<cluster_lease> lease_of(const engine& eng) {
+  std::shared_ptr<cluster_lease> out;
+  eng.for_each_cluster_rule(
+      [&](const flow_rule&, std::int32_t, const std::shared_ptr<cluster_lease>& l) { out = l; });
+  return out;
+}
+
+int passes(engine& eng, int tries) {
+  context ctx{eng, "ctx"};
+  int n = 0;
+  for (int i = 0; i < tries; ++i) {
+    if (eng.enter(ctx, "res")) ++n;
+  }
+  return n;
+}
+
+struct ClusterRuleInEngine : ::testing::Test {
+  manual_clock time{1'000'000};
+  engine eng{{.time = &time}};
+};
+
+TEST_F(ClusterRuleInEngine, BlocksUntilALeaseIsGrantedThenPassesExactlyTheLease) {
+  ASSERT_TRUE(eng.load_rules(cluster_rules(100)));
+  const auto lease = lease_of(eng);
+  ASSERT_TRUE(lease);
+  EXPECT_EQ(passes(eng, 5), 0);
+  EXPECT_EQ(lease->take_misses(), 5u);
+  lease->grant(3, time.now_ms() + 50);
+  EXPECT_EQ(passes(eng, 10), 3);
+}
+
+TEST_F(ClusterRuleInEngine, ABlockedEntryNamesTheFlowRule) {
+  ASSERT_TRUE(eng.load_rules(cluster_rules(100)));
+  context ctx{eng, "ctx"};
+  const auto e = eng.enter(ctx, "res");
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.block().reason, block_reason::flow);
+  EXPECT_EQ(e.block().rule_index, 0);
+}
+
+TEST_F(ClusterRuleInEngine, FallbackLocalEnforcesTheFallbackCountPerSecond) {
+  ASSERT_TRUE(eng.load_rules(cluster_rules(100)));
+  lease_of(eng)->set_mode(cluster_mode::fallback_local, 4);
+  EXPECT_EQ(passes(eng, 10), 4);
+  time.advance_ms(1000);
+  EXPECT_EQ(passes(eng, 10), 4);
+}
+
+TEST_F(ClusterRuleInEngine, FallbackPassLetsEverythingThroughAndCountsIt) {
+  ASSERT_TRUE(eng.load_rules(cluster_rules(100)));
+  const auto lease = lease_of(eng);
+  lease->set_mode(cluster_mode::fallback_pass);
+  EXPECT_EQ(passes(eng, 10), 10);
+  EXPECT_EQ(lease->unchecked_passes(), 10u);
+}
+
+TEST_F(ClusterRuleInEngine, AnUnchangedRuleKeepsItsLeaseAcrossReloads) {
+  ASSERT_TRUE(eng.load_rules(cluster_rules(100)));
+  const auto before = lease_of(eng);
+  rule_set more = cluster_rules(100);
+  more.flow.push_back({.resource = "other", .count = 5});
+  ASSERT_TRUE(eng.load_rules(more));
+  EXPECT_EQ(lease_of(eng), before);
+  ASSERT_TRUE(eng.load_rules(cluster_rules(50)));
+  EXPECT_NE(lease_of(eng), before);
+}
+
+TEST_F(ClusterRuleInEngine, TheEngineRefusesClusterModeWithoutAClusterSection) {
+  rule_set r = cluster_rules(1);
+  r.cluster.reset();
+  EXPECT_FALSE(eng.load_rules(r));
+}
+
+}  // namespace
+}  // namespace floodgate

@@ -1,0 +1,112 @@
+// The cluster: section and clusterMode flow rules in rule files (SPEC §3, §10).
+#include <floodgate/config/rule_file.hpp>
+
+#include <gtest/gtest.h>
+
+namespace floodgate::config {
+namespace {
+
+constexpr std::string_view valid = R"(cluster:
+  redis: "redis://:secret@127.0.0.1:6390/2"
+  namespace: checkout
+  timeoutMs: 30
+flow:
+  - resource: "GET:/hello"
+    count: 100
+    clusterMode: true
+    clusterConfig:
+      thresholdType: avg_local
+      fallbackToLocalWhenFail: false
+      fallbackCount: 20
+)";
+
+std::string errors_of(std::string_view text) { return parse_rules(text, "r.yaml").error_text(); }
+
+TEST(ClusterRules, ReadsTheClusterSectionAndClusterConfig) {
+  const auto r = parse_rules(valid, "r.yaml");
+  ASSERT_TRUE(r.ok()) << r.error_text();
+  ASSERT_TRUE(r.rules->cluster);
+  EXPECT_EQ(r.rules->cluster->redis, std::vector<std::string>{"redis://:secret@127.0.0.1:6390/2"});
+  EXPECT_EQ(r.rules->cluster->name_space, "checkout");
+  EXPECT_EQ(r.rules->cluster->timeout_ms, 30);
+  const flow_rule& f = r.rules->flow.at(0);
+  EXPECT_TRUE(f.cluster_mode);
+  EXPECT_EQ(f.cluster_config.threshold_type, cluster_threshold_type::avg_local);
+  EXPECT_FALSE(f.cluster_config.fallback_to_local_when_fail);
+  EXPECT_EQ(f.cluster_config.fallback_count, 20);
+}
+
+TEST(ClusterRules, NumericThresholdTypesAreSentinelsCodes) {
+  const auto r = parse_rules(R"(cluster: {redis: "redis://h"}
+flow: [{resource: a, count: 1, clusterMode: true, clusterConfig: {thresholdType: 0}}])",
+                             "r.yaml");
+  ASSERT_TRUE(r.ok()) << r.error_text();
+  EXPECT_EQ(r.rules->flow[0].cluster_config.threshold_type, cluster_threshold_type::avg_local);
+}
+
+TEST(ClusterRules, WritesThemBackAsTheyWereRead) {
+  const auto r = parse_rules(valid, "r.yaml");
+  ASSERT_TRUE(r.ok());
+  const auto yaml = parse_rules(to_yaml(*r.rules), "yaml");
+  ASSERT_TRUE(yaml.ok()) << yaml.error_text() << to_yaml(*r.rules);
+  EXPECT_EQ(*yaml.rules, *r.rules);
+  const auto json = parse_rules(to_json(*r.rules), "json");
+  ASSERT_TRUE(json.ok()) << json.error_text() << to_json(*r.rules);
+  EXPECT_EQ(*json.rules, *r.rules);
+}
+
+TEST(ClusterRules, ClusterModeWithoutAClusterSectionIsAnErrorAtTheKey) {
+  EXPECT_EQ(errors_of("flow:\n  - resource: a\n    count: 1\n    clusterMode: true\n"),
+            "r.yaml:4:18: flow[0].clusterMode: needs a cluster: section (the Redis that holds the "
+            "shared windows)\n");
+}
+
+TEST(ClusterRules, ClusterModeNeedsQpsAndReject) {
+  const std::string e = errors_of(R"(cluster: {redis: "redis://h"}
+flow:
+  - {resource: a, count: 1, grade: concurrency, clusterMode: true}
+  - {resource: b, count: 1, controlBehavior: warm_up, clusterMode: true}
+)");
+  EXPECT_NE(e.find("flow[0].clusterMode: needs grade qps"), std::string::npos) << e;
+  EXPECT_NE(e.find("flow[1].clusterMode: needs controlBehavior reject"), std::string::npos) << e;
+}
+
+TEST(ClusterRules, UnknownKeysAndBadValuesAreRejected) {
+  const std::string e = errors_of(R"(cluster: {redis: "http://h", timeoutMs: 0, pool: 3}
+flow:
+  - resource: a
+    count: 1
+    clusterMode: true
+    clusterConfig: {thresholdType: fleet, fallbackCount: -1, pool: 7}
+)");
+  EXPECT_NE(e.find("r.yaml:1:18: cluster.redis: must be a redis://"), std::string::npos) << e;
+  EXPECT_NE(e.find("cluster.pool"), std::string::npos) << e;
+  EXPECT_NE(e.find("cluster.timeoutMs: must be > 0"), std::string::npos) << e;
+  EXPECT_NE(e.find("flow[0].clusterConfig.thresholdType: unknown value \"fleet\""),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("flow[0].clusterConfig.fallbackCount: must be >= 0"), std::string::npos) << e;
+  EXPECT_NE(e.find("flow[0].clusterConfig.pool"), std::string::npos) << e;
+}
+
+TEST(ClusterRules, TlsUrlsAreRefusedWithTheReason) {
+  EXPECT_NE(errors_of("cluster: {redis: [\"redis://a\", \"rediss://b\"]}\n")
+                .find("cluster.redis[1]: rediss:// (TLS) is not supported"),
+            std::string::npos);
+}
+
+TEST(ClusterRules, ParsesRedisUrls) {
+  std::string why;
+  const auto e = parse_redis_url("redis://app:p@ss@10.0.0.1:7000/3", why);
+  ASSERT_TRUE(e) << why;
+  EXPECT_EQ(e->host, "10.0.0.1");
+  EXPECT_EQ(e->port, 7000);
+  EXPECT_EQ(e->user, "app");
+  EXPECT_EQ(e->password, "p@ss");
+  EXPECT_EQ(e->db, 3);
+  EXPECT_FALSE(parse_redis_url("redis://h:99999", why));
+  EXPECT_FALSE(parse_redis_url("redis://", why));
+}
+
+}  // namespace
+}  // namespace floodgate::config

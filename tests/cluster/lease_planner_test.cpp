@@ -1,0 +1,90 @@
+#include "cluster/lease_planner.hpp"
+
+#include <gtest/gtest.h>
+
+namespace floodgate::cluster::detail {
+namespace {
+
+lease_reply granted(std::int64_t n, std::int64_t bucket, std::int64_t left_ms,
+                    std::int64_t retry_ms = 0) {
+  return {n, bucket, left_ms, retry_ms};
+}
+
+TEST(LeasePlanner, AsksForOnePassWhenNothingIsKnown) {
+  cluster_lease lease;
+  lease_planner p;
+  const auto ask = p.plan(lease, 1000, 100);
+  ASSERT_TRUE(ask);
+  EXPECT_EQ(ask->asked, 1u);
+  EXPECT_EQ(ask->returned, 0u);
+}
+
+TEST(LeasePlanner, LeaseEndsBeforeTheStoreBucketDoes) {
+  cluster_lease lease;
+  lease_planner p;
+  const auto ask = p.plan(lease, 1000, 100);
+  p.on_reply(lease, *ask, granted(1, 77, 40), 1000);
+  EXPECT_EQ(p.bucket(), 77);
+  EXPECT_TRUE(lease.try_take(1, 1000 + 40 - lease_planner::expiry_margin_ms - 1));
+  lease.grant(1, 1000 + 40 - lease_planner::expiry_margin_ms);
+  EXPECT_FALSE(lease.try_take(1, 1000 + 40 - lease_planner::expiry_margin_ms));
+}
+
+TEST(LeasePlanner, HoldsOnWhileTheLeaseLastsAndHandsBackWhatExpiredUnspent) {
+  cluster_lease lease;
+  lease_planner p;
+  auto ask = p.plan(lease, 1000, 100);
+  p.on_reply(lease, *ask, granted(5, 10, 60), 1000);
+  ASSERT_TRUE(lease.try_take(2, 1001));
+  EXPECT_FALSE(p.plan(lease, 1030, 100));  // 3 left and valid: nothing to ask
+  ask = p.plan(lease, 1058, 100);           // expired at 1058
+  ASSERT_TRUE(ask);
+  EXPECT_EQ(ask->returned, 3u);
+  EXPECT_EQ(ask->returned_bucket, 10);
+  EXPECT_EQ(p.spent(), 2u);
+  EXPECT_EQ(lease.available(), 0u);
+  p.on_reply(lease, *ask, granted(1, 11, 100), 1058);
+  EXPECT_EQ(p.plan(lease, 1158, 100)->returned, 1u);  // only the new lease's unspent pass
+}
+
+TEST(LeasePlanner, GrowsTheLeaseWithDemandUpToTheLimit) {
+  cluster_lease lease;
+  lease_planner p;
+  std::int64_t now = 1000;
+  std::uint32_t asked = 0;
+  for (int bucket = 0; bucket < 10; ++bucket, now += 100) {
+    const auto ask = p.plan(lease, now, 100);
+    ASSERT_TRUE(ask);
+    asked = ask->asked;
+    p.on_reply(lease, *ask, granted(ask->asked, bucket, 100), now);
+    while (lease.try_take(1, now)) {
+    }
+    lease.note_miss(50);  // 50 more wanted every bucket
+  }
+  EXPECT_GT(asked, 50u);
+  EXPECT_LE(asked, 100u);
+}
+
+TEST(LeasePlanner, TopsUpAnEmptyLeaseWhenRequestsMissIt) {
+  cluster_lease lease;
+  lease_planner p;
+  auto ask = p.plan(lease, 1000, 100);
+  p.on_reply(lease, *ask, granted(1, 10, 90), 1000);
+  ASSERT_TRUE(lease.try_take(1, 1001));
+  EXPECT_FALSE(p.plan(lease, 1002, 100));  // empty, but nobody missed it
+  lease.note_miss(1);
+  EXPECT_TRUE(p.plan(lease, 1003, 100));
+}
+
+TEST(LeasePlanner, WaitsForTheWindowToFreeWhenTheStoreIsExhausted) {
+  cluster_lease lease;
+  lease_planner p;
+  auto ask = p.plan(lease, 1000, 100);
+  p.on_reply(lease, *ask, granted(0, 10, 50, 700), 1000);
+  lease.note_miss(1);
+  EXPECT_FALSE(p.plan(lease, 1699, 100));
+  EXPECT_TRUE(p.plan(lease, 1700, 100));
+}
+
+}  // namespace
+}  // namespace floodgate::cluster::detail

@@ -1,0 +1,403 @@
+// The Redis adapter against a real redis-server: exactness across instances, failure, bad input.
+#include "cluster/support/redis_server.hpp"
+
+#include <floodgate/cluster/redis_cluster.hpp>
+
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <thread>
+
+namespace floodgate::cluster {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::redis_server;
+
+std::unique_ptr<redis_server> start_or_skip_reason(std::string& why,
+                                                   redis_server::options o = {}) {
+  return redis_server::start(o, why);
+}
+
+#define START_REDIS_OR_SKIP(var, ...)                              \
+  std::string var##_why;                                           \
+  auto var = start_or_skip_reason(var##_why, ##__VA_ARGS__);       \
+  if (!var) GTEST_SKIP() << "redis-server unavailable: " << var##_why
+
+rule_set global_rule(const std::string& url, double count,
+                     flow_cluster_config config = {}) {
+  rule_set r;
+  r.cluster = cluster_config{.redis = {url}, .name_space = "test", .timeout_ms = 50};
+  r.flow.push_back({.resource = "GET:/hello", .count = count, .cluster_mode = true,
+                    .cluster_config = config});
+  return r;
+}
+
+/// Polls `f` until it holds or `limit` passes (wall clock, for processes outside the test).
+template <class F>
+bool eventually(F f, std::chrono::milliseconds limit = 5s) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (f()) return true;
+    std::this_thread::sleep_for(5ms);
+  }
+  return f();
+}
+
+/// One instance: an engine with the adapter attached, as a service process would run it.
+struct instance {
+  engine eng;
+  std::unique_ptr<redis_cluster> adapter;
+  instance(const rule_set& rules, std::string id) {
+    EXPECT_TRUE(eng.load_rules(rules));
+    adapter = std::make_unique<redis_cluster>(eng, redis_cluster_options{.instance_id = id});
+  }
+  cluster_rule_status rule() const {
+    const auto s = adapter->status();
+    return s.rules.empty() ? cluster_rule_status{} : s.rules[0];
+  }
+  bool mode_is(cluster_mode m) const {
+    const auto s = adapter->status();
+    return !s.rules.empty() && s.rules[0].mode == m;
+  }
+  /// Entries admitted out of `tries`, spread over `over`.
+  int flood(int tries) {
+    context ctx{eng, "ctx"};
+    int n = 0;
+    for (int i = 0; i < tries; ++i) {
+      if (eng.enter(ctx, "GET:/hello")) ++n;
+    }
+    return n;
+  }
+};
+
+std::int64_t wall_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+/** Three instances flood one global rule of count 100 for `seconds`; returns passes per aligned
+    wall-clock second (Redis's clock is the same machine's). */
+std::map<std::int64_t, int> flood_three(const rule_set& rules, int seconds) {
+  std::vector<std::unique_ptr<instance>> fleet;
+  for (int i = 0; i < 3; ++i) fleet.push_back(std::make_unique<instance>(rules, "i" + std::to_string(i)));
+  EXPECT_TRUE(eventually([&] {
+    for (auto& f : fleet) {
+      if (f->adapter->status().state != "connected") return false;
+    }
+    return true;
+  }));
+  std::mutex m;
+  std::map<std::int64_t, int> per_second;
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> threads;
+  for (auto& f : fleet) {
+    threads.emplace_back([&, inst = f.get()] {
+      context ctx{inst->eng, "ctx"};
+      std::map<std::int64_t, int> mine;
+      while (!stop.load()) {
+        if (inst->eng.enter(ctx, "GET:/hello")) ++mine[wall_ms() / 1000];
+        std::this_thread::sleep_for(200us);  // ~5 000 tries a second: a flood for count 100
+      }
+      std::lock_guard lock(m);
+      for (auto [s, n] : mine) per_second[s] += n;
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(seconds));
+  stop = true;
+  for (auto& t : threads) t.join();
+  std::cout << "passes per aligned second:";
+  for (auto [s, n] : per_second) std::cout << ' ' << n;
+  std::cout << "; Redis commands per instance:";
+  for (auto& f : fleet) std::cout << ' ' << f->adapter->status().commands;
+  std::cout << '\n';
+  return per_second;
+}
+
+TEST(RedisCluster, ThreeInstancesNeverPassMoreThanTheGlobalCountAndUseAtLeast95Percent) {
+  START_REDIS_OR_SKIP(redis);
+  // 5 s instead of the 10 s, to keep CI short; the bench runs the long version.
+  const auto per_second = flood_three(global_rule(redis->url(), 100), 5);
+  ASSERT_GE(per_second.size(), 4u);
+  const auto first = per_second.begin()->first;
+  const auto last = per_second.rbegin()->first;
+  for (auto [second, n] : per_second) {
+    EXPECT_LE(n, 100) << "second " << second - first;
+    if (second != first && second != last) {
+      EXPECT_GE(n, 95) << "second " << second - first;
+    }
+  }
+}
+
+TEST(RedisCluster, ARedisClusterOfThreeMastersKeepsTheSameGlobalCount) {
+  std::string why;
+  const auto nodes = testing::start_cluster(why);
+  if (nodes.empty()) GTEST_SKIP() << "Redis Cluster unavailable: " << why;
+  auto rules = global_rule(nodes[0]->url(), 100);
+  rules.cluster->redis = {nodes[0]->url(), nodes[1]->url()};  // seeds; the rule lives anywhere
+  const auto per_second = flood_three(rules, 4);
+  ASSERT_GE(per_second.size(), 3u);
+  const auto first = per_second.begin()->first;
+  const auto last = per_second.rbegin()->first;
+  for (auto [second, n] : per_second) {
+    EXPECT_LE(n, 100) << "second " << second - first;
+    if (second != first && second != last) {
+      EXPECT_GE(n, 95) << "second " << second - first;
+    }
+  }
+  // The rule's key lives on one master: every instance reached it through the slot map.
+  instance probe(rules, "probe");
+  ASSERT_TRUE(eventually([&] { return probe.adapter->status().state == "connected"; }));
+  EXPECT_TRUE(probe.adapter->status().redis_cluster);
+}
+
+TEST(RedisCluster, AFailedOverMasterMeansFallbackThenGlobalAgainOnTheNewMaster) {
+  std::string why;
+  auto nodes = testing::start_cluster(why, 1);
+  if (nodes.empty()) GTEST_SKIP() << "Redis Cluster with replicas unavailable: " << why;
+  auto rules = global_rule(nodes[0]->url(), 1000, {.fallback_count = 4});
+  for (std::size_t i = 1; i < nodes.size(); ++i) rules.cluster->redis.push_back(nodes[i]->url());
+  instance inst(rules, "solo");
+  ASSERT_TRUE(eventually([&] { return inst.rule().spent > 0 || inst.flood(5) > 0; }));
+  const std::string key = "{test:GET:/hello:default}:window";
+  redis_server* owner = nullptr;
+  for (auto& n : nodes) {
+    if (n->command({"EXISTS", key}) == ":1") owner = n.get();
+  }
+  ASSERT_NE(owner, nullptr) << "the rule's window hash is on no node";
+  owner->kill();
+  const auto killed = std::chrono::steady_clock::now();
+  ASSERT_TRUE(eventually([&] {
+    inst.flood(1);
+    return inst.mode_is(cluster_mode::fallback_local);
+  }, 2s));
+  EXPECT_LE(inst.flood(50), 4 + 1);  // fallbackCount while the cluster fails over
+  // The replica takes over after cluster-node-timeout (2 s); the adapter re-reads the slot map.
+  ASSERT_TRUE(eventually([&] {
+    inst.flood(1);
+    return inst.mode_is(cluster_mode::global);
+  }, 15s)) << inst.adapter->status().last_error << " / " << inst.rule().last_error;
+  std::cout << "global again "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::steady_clock::now() - killed)
+                   .count()
+            << " ms after the master was killed\n";
+}
+
+TEST(RedisCluster, AvgLocalMeansCountTimesLiveInstances) {
+  START_REDIS_OR_SKIP(redis);
+  const auto rules = global_rule(redis->url(), 20, {.threshold_type = cluster_threshold_type::avg_local});
+  const auto per_second = flood_three(rules, 5);
+  ASSERT_GE(per_second.size(), 4u);
+  const auto first = per_second.begin()->first;
+  const auto last = per_second.rbegin()->first;
+  for (auto [second, n] : per_second) {
+    EXPECT_LE(n, 60) << "second " << second - first;
+    // After heartbeats have counted all three (the first two seconds).
+    if (second > first + 1 && second != last) {
+      EXPECT_GE(n, 57) << "second " << second - first;
+    }
+  }
+}
+
+TEST(RedisCluster, FallsBackWhenRedisIsKilledAndReturnsToGlobalAfterRestart) {
+  START_REDIS_OR_SKIP(redis);
+  instance inst(global_rule(redis->url(), 100, {.fallback_count = 3}), "solo");
+  ASSERT_TRUE(eventually([&] { return inst.rule().lease > 0 || inst.rule().spent > 0 ||
+                                      inst.adapter->status().state == "connected"; }));
+  ASSERT_TRUE(inst.mode_is(cluster_mode::global));
+  redis->kill();
+  inst.flood(1);  // the lease runs out; the next request to Redis fails
+  const auto killed = std::chrono::steady_clock::now();
+  ASSERT_TRUE(eventually([&] { return inst.mode_is(cluster_mode::fallback_local); }, 2s));
+  std::cout << "fallback after "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::steady_clock::now() - killed)
+                   .count()
+            << " ms\n";
+  EXPECT_FALSE(inst.adapter->status().last_error.empty());
+  EXPECT_LE(inst.flood(50), 3 + 1);  // fallbackCount 3 per second (a window edge may add one)
+  ASSERT_TRUE(redis->restart());
+  const auto restarted = std::chrono::steady_clock::now();
+  ASSERT_TRUE(eventually([&] { return inst.mode_is(cluster_mode::global); }, 3s));
+  std::cout << "global again after "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::steady_clock::now() - restarted)
+                   .count()
+            << " ms\n";
+}
+
+TEST(RedisCluster, AStalledRedisIsATimeoutAndNoRequestWaits) {
+  START_REDIS_OR_SKIP(redis);
+  instance inst(global_rule(redis->url(), 100, {.fallback_count = 5}), "solo");
+  ASSERT_TRUE(eventually([&] { return inst.adapter->status().state == "connected"; }));
+  redis->pause();
+  const auto start = std::chrono::steady_clock::now();
+  inst.flood(100);
+  // Request threads never touch the network: 100 entries take far less than one timeout.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+  EXPECT_TRUE(eventually([&] { return inst.mode_is(cluster_mode::fallback_local); }, 2s));
+  const auto s = inst.adapter->status();
+  EXPECT_GT(s.lease_requests[static_cast<std::size_t>(lease_result::timeout)] +
+                s.lease_requests[static_cast<std::size_t>(lease_result::error)],
+            0u);
+  redis->resume();
+  EXPECT_TRUE(eventually([&] { return inst.mode_is(cluster_mode::global); }, 3s));
+}
+
+TEST(RedisCluster, FallbackToLocalWhenFailFalseLetsRequestsPass) {
+  instance inst(global_rule("redis://127.0.0.1:" + std::to_string(testing::free_port()), 1,
+                            {.fallback_to_local_when_fail = false}),
+                "solo");
+  ASSERT_TRUE(eventually([&] { return inst.mode_is(cluster_mode::fallback_pass); }, 2s));
+  EXPECT_EQ(inst.flood(20), 20);
+  EXPECT_NE(inst.adapter->status().last_error.find("connect to 127.0.0.1"), std::string::npos)
+      << inst.adapter->status().last_error;
+}
+
+TEST(RedisCluster, AWrongPasswordIsReportedAndFallsBack) {
+  START_REDIS_OR_SKIP(redis, {.password = "right"});
+  auto rules = global_rule("redis://:wrong@127.0.0.1:" + std::to_string(redis->port()), 10);
+  instance inst(rules, "solo");
+  ASSERT_TRUE(eventually([&] { return inst.mode_is(cluster_mode::fallback_local); }, 2s));
+  EXPECT_NE(inst.adapter->status().last_error.find("AUTH"), std::string::npos)
+      << inst.adapter->status().last_error;
+  rules.cluster->redis = {"redis://:right@127.0.0.1:" + std::to_string(redis->port())};
+  ASSERT_TRUE(inst.eng.load_rules(rules));  // a changed cluster: section reconnects
+  EXPECT_TRUE(eventually([&] { return inst.mode_is(cluster_mode::global); }, 3s));
+}
+
+TEST(RedisCluster, AServerThatIsNotRedisIsAnError) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::listen(fd, 16);
+  std::atomic<bool> stop{false};
+  std::thread garbage([&] {  // answers every connection with an HTTP response
+    while (!stop) {
+      const int c = ::accept(fd, nullptr, nullptr);
+      if (c < 0) break;
+      const std::string_view reply = "HTTP/1.1 400 Bad Request\r\n\r\n";
+      (void)!::write(c, reply.data(), reply.size());
+      ::close(c);
+    }
+  });
+  {
+    instance inst(global_rule("redis://127.0.0.1:" + std::to_string(ntohs(a.sin_port)), 10),
+                  "solo");
+    EXPECT_TRUE(eventually([&] { return inst.mode_is(cluster_mode::fallback_local); }, 2s));
+    EXPECT_FALSE(inst.adapter->status().last_error.empty());
+  }
+  stop = true;
+  ::shutdown(fd, SHUT_RDWR);
+  ::close(fd);
+  garbage.join();
+}
+
+TEST(RedisCluster, ScriptFlushIsRecoveredFromWithoutFallingBack) {
+  START_REDIS_OR_SKIP(redis);
+  instance inst(global_rule(redis->url(), 1000), "solo");
+  ASSERT_TRUE(eventually([&] { return inst.rule().spent > 0 || inst.flood(10) > 0; }));
+  EXPECT_EQ(redis->command({"SCRIPT", "FLUSH"}), "+OK");
+  const auto before = inst.adapter->status().lease_requests;
+  ASSERT_TRUE(eventually([&] {
+    inst.flood(5);
+    return inst.adapter->status().lease_requests[0] > before[0] + 5;
+  }));
+  const auto after = inst.adapter->status().lease_requests;
+  EXPECT_EQ(after[2], before[2]) << "an error was counted";
+  EXPECT_TRUE(inst.mode_is(cluster_mode::global));
+}
+
+TEST(RedisCluster, AnErrorReplyFallsBackAndClearsWhenTheKeyIsFixed) {
+  START_REDIS_OR_SKIP(redis);
+  instance inst(global_rule(redis->url(), 100), "solo");
+  ASSERT_TRUE(eventually([&] { return inst.adapter->status().state == "connected"; }));
+  const std::string key = "{test:GET:/hello:default}:window";
+  ASSERT_TRUE(eventually([&] {  // a string where the window hash belongs: WRONGTYPE errors
+    redis->command({"SET", key, "garbage"});
+    inst.flood(1);
+    return inst.mode_is(cluster_mode::fallback_local);
+  }, 2s));
+  EXPECT_NE(inst.rule().last_error.find("WRONGTYPE"), std::string::npos)
+      << inst.rule().last_error << " / " << inst.adapter->status().last_error;
+  EXPECT_EQ(redis->command({"DEL", key}), ":1");
+  EXPECT_TRUE(eventually([&] { return inst.mode_is(cluster_mode::global); }, 3s));
+}
+
+TEST(RedisCluster, AMovedStormIsAFailureNotALoop) {
+  // A fake server: PONG, no cluster support, and MOVED to itself for everything else.
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::listen(fd, 16);
+  const std::string moved = "-MOVED 866 127.0.0.1:" + std::to_string(ntohs(a.sin_port)) + "\r\n";
+  std::atomic<int> redirects{0};
+  std::atomic<bool> stop{false};
+  std::thread server([&] {
+    while (!stop) {
+      const int c = ::accept(fd, nullptr, nullptr);
+      if (c < 0) break;
+      char buf[4096];
+      for (;;) {
+        const ssize_t n = ::read(c, buf, sizeof buf);
+        if (n <= 0) break;
+        const std::string_view req(buf, static_cast<std::size_t>(n));
+        std::string reply;
+        if (req.find("PING") != std::string_view::npos) {
+          reply = "+PONG\r\n";
+        } else if (req.find("CLUSTER") != std::string_view::npos) {
+          reply = "-ERR This instance has cluster support disabled\r\n";
+        } else {
+          reply = moved;
+          ++redirects;
+        }
+        if (::write(c, reply.data(), reply.size()) < 0) break;
+      }
+      ::close(c);
+    }
+  });
+  {
+    instance inst(global_rule("redis://127.0.0.1:" + std::to_string(ntohs(a.sin_port)), 10),
+                  "solo");
+    EXPECT_TRUE(eventually([&] { return inst.mode_is(cluster_mode::fallback_local); }, 2s));
+    EXPECT_NE(inst.adapter->status().last_error.find("MOVED"), std::string::npos)
+        << inst.adapter->status().last_error;
+  }
+  EXPECT_GT(redirects.load(), 0);
+  stop = true;
+  ::shutdown(fd, SHUT_RDWR);
+  ::close(fd);
+  server.join();
+}
+
+TEST(RedisCluster, StatusJsonNamesTheRuleAndHidesThePassword) {
+  START_REDIS_OR_SKIP(redis, {.password = "s3cret"});
+  instance inst(global_rule("redis://:s3cret@127.0.0.1:" + std::to_string(redis->port()), 10),
+                "solo");
+  ASSERT_TRUE(eventually([&] { return inst.adapter->status().state == "connected"; }));
+  const std::string json = status_json(inst.adapter->status());
+  EXPECT_NE(json.find("\"resource\":\"GET:/hello\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"mode\":\"global\""), std::string::npos) << json;
+  EXPECT_EQ(json.find("s3cret"), std::string::npos) << json;
+}
+
+}  // namespace
+}  // namespace floodgate::cluster

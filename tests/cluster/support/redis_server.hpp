@@ -1,0 +1,60 @@
+// A real redis-server for tests: temp dir, random loopback port, always stopped.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace floodgate::cluster::testing {
+
+/** One redis-server process started by a test. start() returns null with the reason when
+    redis-server cannot run here (the test then skips, saying why). */
+class redis_server {
+ public:
+  struct options {
+    std::string password;  ///< requirepass, when not empty
+    bool cluster_enabled = false;  ///< a node for a Redis Cluster (see start_cluster)
+  };
+
+  static std::unique_ptr<redis_server> start(const options& o, std::string& why);
+  ~redis_server();
+  redis_server(const redis_server&) = delete;
+  redis_server& operator=(const redis_server&) = delete;
+
+  std::uint16_t port() const noexcept { return port_; }
+  /// `redis://127.0.0.1:PORT`.
+  std::string url() const;
+
+  /// SIGKILL and reap.
+  void kill();
+  /// SIGSTOP / SIGCONT: a server that accepts connections but never answers.
+  void pause();
+  void resume();
+  /// Starts again on the same port, empty. False when it did not come up.
+  bool restart();
+
+  /// Sends one command (AUTH first when a password is set) and returns the first reply line.
+  std::string command(const std::vector<std::string>& args) const;
+
+ private:
+  redis_server() = default;
+  bool launch(std::string& why);
+
+  options options_;
+  std::filesystem::path dir_;
+  std::uint16_t port_ = 0;
+  pid_t pid_ = -1;
+};
+
+/** Three masters (each with `replicas` replicas) joined into a Redis Cluster with
+    `redis-cli --cluster create`; empty with the reason when that fails. */
+std::vector<std::unique_ptr<redis_server>> start_cluster(std::string& why, int replicas = 0);
+
+/// A free loopback TCP port, found by binding port 0.
+std::uint16_t free_port();
+
+}  // namespace floodgate::cluster::testing

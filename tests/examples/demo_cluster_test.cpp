@@ -1,0 +1,132 @@
+// Three real demo processes share one global clusterMode rule through a real redis-server.
+#include "cluster/support/redis_server.hpp"
+#include "support/demo_process.hpp"
+#include "support/http_client.hpp"
+
+#include <boost/json/parse.hpp>
+
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <thread>
+
+namespace floodgate::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::string cluster_yaml() {
+  return R"(cluster: {namespace: demo-test, timeoutMs: 50}
+flow:
+  - name: hello-global
+    resource: "GET:/hello"
+    count: 100
+    clusterMode: true
+    clusterConfig: {fallbackCount: 7}
+)";
+}
+
+std::string mode_of(const demo_process& d) {
+  const http_response r = http_get(d.admin_port(), "/floodgate/cluster");
+  if (r.status != 200) return "";
+  const auto v = boost::json::parse(r.body);
+  const auto& rules = v.at("rules").as_array();
+  return rules.empty() ? "" : std::string(rules[0].at("mode").as_string());
+}
+
+TEST(DemoCluster, ThreeDemosFloodedPassAtMostTheGlobalCountInEveryAlignedSecond) {
+  if (demo_path().empty()) GTEST_SKIP() << "floodgate-demo was not built";
+  std::string why;
+  auto redis = cluster::testing::redis_server::start({}, why);
+  if (!redis) GTEST_SKIP() << "redis-server unavailable: " << why;
+  rules_dir rules{cluster_yaml()};
+  std::vector<std::unique_ptr<demo_process>> demos;
+  for (int i = 0; i < 3; ++i) {
+    demos.push_back(std::make_unique<demo_process>(std::vector<std::string>{
+        "--rules", rules.path(), "--redis", redis->url(), "--threads", "1"}));
+    ASSERT_TRUE(demos.back()->started());
+  }
+  for (auto& d : demos) {
+    ASSERT_TRUE(eventually([&] { return mode_of(*d) == "global"; }, 5s));
+  }
+  // 5 s instead of the issue's 10 s to keep CI short; bench/cluster_flood.sh runs longer floods.
+  std::mutex m;
+  std::map<std::int64_t, int> per_second;
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> clients;
+  for (auto& d : demos) {
+    clients.emplace_back([&, port = d->port()] {
+      http_connection c{port};
+      std::map<std::int64_t, int> mine;
+      while (!stop.load()) {
+        const http_response r = c.get("/hello");
+        if (r.status == 200) {
+          const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count();
+          ++mine[ms / 1000];
+        }
+      }
+      std::lock_guard lock(m);
+      for (auto [s, n] : mine) per_second[s] += n;
+    });
+  }
+  std::this_thread::sleep_for(5s);
+  stop = true;
+  for (auto& t : clients) t.join();
+  std::cout << "passes per aligned second:";
+  for (auto [s, n] : per_second) std::cout << ' ' << n;
+  std::cout << '\n';
+  ASSERT_GE(per_second.size(), 4u);
+  const auto first = per_second.begin()->first;
+  const auto last = per_second.rbegin()->first;
+  for (auto [second, n] : per_second) {
+    // A 200 is timed when it arrives, a moment after its pass: allow one pass of drift.
+    EXPECT_LE(n, 101) << "second " << second - first;
+    if (second != first && second != last) {
+      EXPECT_GE(n, 95) << "second " << second - first;
+    }
+  }
+}
+
+TEST(DemoCluster, RedisKilledMeansFallbackVisibleInTheAdminApiAndMetrics) {
+  if (demo_path().empty()) GTEST_SKIP() << "floodgate-demo was not built";
+  std::string why;
+  auto redis = cluster::testing::redis_server::start({.password = "pw-in-file"}, why);
+  if (!redis) GTEST_SKIP() << "redis-server unavailable: " << why;
+  std::string yaml = cluster_yaml();
+  yaml.replace(yaml.find("{namespace"), 1,
+               "{redis: \"redis://:pw-in-file@127.0.0.1:" + std::to_string(redis->port()) + "\", ");
+  rules_dir rules{yaml};
+  demo_process demo{{"--rules", rules.path(), "--threads", "1"}};
+  ASSERT_TRUE(demo.started());
+  ASSERT_TRUE(eventually([&] { return mode_of(demo) == "global"; }, 5s));
+  // The password stays out of the admin API.
+  EXPECT_EQ(http_get(demo.admin_port(), "/floodgate/rules").body.find("pw-in-file"),
+            std::string::npos);
+  EXPECT_EQ(http_get(demo.admin_port(), "/floodgate/cluster").body.find("pw-in-file"),
+            std::string::npos);
+  redis->kill();
+  ASSERT_TRUE(eventually([&] { return mode_of(demo) == "fallback"; }, 2s));
+  const std::string metrics = http_get(demo.admin_port(), "/metrics").body;
+  EXPECT_NE(metrics.find("floodgate_cluster_mode{resource=\"GET:/hello\",rule=\"hello-global\","
+                         "mode=\"fallback\"} 1"),
+            std::string::npos)
+      << metrics;
+  // fallbackCount 7: one instance alone passes at most 7 of a burst in a second.
+  http_connection c{demo.port()};
+  int passed = 0;
+  for (int i = 0; i < 30; ++i) passed += c.get("/hello").status == 200 ? 1 : 0;
+  EXPECT_LE(passed, 8);
+  EXPECT_GE(passed, 1);
+  ASSERT_TRUE(redis->restart());
+  EXPECT_TRUE(eventually([&] { return mode_of(demo) == "global"; }, 3s));
+}
+
+}  // namespace
+}  // namespace floodgate::test
