@@ -16,8 +16,8 @@ namespace floodgate::detail {
     window of `interval_ms`, aligned to `t - t % interval_ms` (Sentinel's one-sample LeapArray of
     `statIntervalMs`: the counts start from zero at each boundary; they do not slide).
 
-    The counts are kept per writer shard (stat/writer_shard.hpp): a thread that owns its shard
-    updates its own cache line with a plain load and store, so completions on several cores do
+    The counts are kept per writer shard (stat/writer_shard.hpp): a thread that holds its CPU's
+    shard updates that CPU's cache line with a plain load and store, so completions on several cores do
     not take turns on one line. Each counter is a tagged cell (stat/tagged_cell.hpp) holding its
     window number, so a new window replaces the old counts without a reset step or a lock.
     reset() moves every later window number one ahead: cells written before it belong to a window

@@ -318,6 +318,7 @@ entry engine_impl::enter(context& ctx, node::cluster_node* cluster,
   if (node == nullptr) {
     return entry(this, options.acquire, options.type);  // past the context cap
   }
+  const stat::shard_claim claim;  // this CPU's writer shard, for the rest of the call
   node::origin_node* origin =
       registry_.origin(*cluster, ctx.origin_, ctx.origin_hash_, stat::this_thread_shard().index);
 
@@ -391,6 +392,7 @@ void engine_impl::exit(entry& e) noexcept {
   if (e.snapshot_ == nullptr) {
     return;  // passed unchecked
   }
+  const stat::shard_claim claim;
   const instant at_exit = now(e.precise_);
   const std::int64_t now_ms = at_exit.ms;
   const std::int64_t now_ns = at_exit.ns;

@@ -61,9 +61,9 @@ class engine_impl {
   static void unwind(const rule_snapshot& snap, const resource_rules* rules, stage reached,
                      const check_context& cc, entry_tokens& tokens) noexcept;
 
-  /** The write point of the calling thread at `now_ms` for every node of this engine. A thread
-      that owns its writer shard keeps the last one it computed (one per millisecond at most),
-      in a line only it touches. */
+  /** The write point of the calling thread at `now_ms` for every node of this engine. The holder
+      of a CPU's writer shard keeps the last one computed on that CPU (one per millisecond at
+      most), in a line only the shard's holder touches. */
   stat::write_point point_at(const node::cluster_node& any, std::int64_t now_ms) noexcept {
     const stat::writer_shard ws = stat::this_thread_shard();
     if (ws.exclusive) [[likely]] {

@@ -46,6 +46,20 @@ std::int64_t retry_after(const std::uint64_t* values, std::uint64_t total, std::
 
 admission_window::admission_window() : leases_(new lease_word[stat::shard_count()]) {}
 
+void admission_window::return_lease(std::atomic<std::uint64_t>& lease,
+                                    std::int64_t window) noexcept {
+  const std::uint64_t old = lease.load(std::memory_order_relaxed);
+  if (old != 0 && (old & stat::cell_value_mask) != 0) {
+    // The lease's window, from its tag: before `window` or (a clock reading ahead) after it.
+    const auto back = static_cast<std::int64_t>((cell_tag(window) - tag_of(old)) & stat::cell_tag_mask);
+    const std::int64_t half = static_cast<std::int64_t>(stat::cell_tag_mask >> 1);
+    const std::int64_t leased = back <= half ? window - back
+                                             : window + (static_cast<std::int64_t>(stat::cell_tag_mask) + 1 - back);
+    refund(leased, static_cast<std::uint32_t>(old & stat::cell_value_mask));
+  }
+  lease.store(0, std::memory_order_relaxed);
+}
+
 void admission_window::renew_lease(std::atomic<std::uint64_t>& lease, std::int64_t window,
                                    std::uint64_t extra) noexcept {
   const std::uint64_t tag = cell_tag(window);
@@ -53,14 +67,33 @@ void admission_window::renew_lease(std::atomic<std::uint64_t>& lease, std::int64
   std::uint64_t kept = 0;
   if (holds(old, tag)) {
     kept = old & stat::cell_value_mask;
-  } else if (old != 0 && (old & stat::cell_value_mask) != 0) {
-    const auto age = static_cast<std::int64_t>((tag - tag_of(old)) & stat::cell_tag_mask);
-    if (age > 0 && age < static_cast<std::int64_t>(stat::cell_tag_mask >> 1)) {
-      refund(window - age, static_cast<std::uint32_t>(old & stat::cell_value_mask));
-    }
+  } else {
+    return_lease(lease, window);
   }
   const std::uint64_t left = kept + extra;
   lease.store(left == 0 ? 0 : cell_pack(tag, left), std::memory_order_relaxed);
+}
+
+bool admission_window::reclaim_idle_leases(std::int64_t window, std::int64_t now_ms,
+                                           std::uint32_t own) noexcept {
+  bool reclaimed = false;
+  for (std::uint32_t i = 1, n = stat::shard_count(); i < n; ++i) {
+    lease_word& l = leases_[i];
+    const auto idle = [&] {
+      return i != own && (l.word.load(std::memory_order_relaxed) & stat::cell_value_mask) != 0 &&
+             now_ms - l.leased_ms.load(std::memory_order_relaxed) >= lease_period_ms;
+    };
+    if (idle()) {
+      // With the shard held no thread can spend from the lease: its count is final.
+      stat::with_shard_of_other_cpu(i, [&] {
+        if (idle()) {
+          return_lease(l.word, window);
+          reclaimed = true;
+        }
+      });
+    }
+  }
+  return reclaimed;
 }
 
 void admission_window::seed(const stat::statistic_node& node, std::int64_t now_ms,
@@ -102,8 +135,10 @@ std::int64_t admission_window::seal(std::int64_t window) noexcept {
   }
 }
 
-admission_window::admission admission_window::admit(std::int64_t now_ms, std::uint32_t acquire,
-                                                    double count, const window_shape& s) noexcept {
+admission_window::admission admission_window::admit_once(std::int64_t now_ms,
+                                                         std::uint32_t acquire, double count,
+                                                         const window_shape& s,
+                                                         bool may_reclaim) noexcept {
   const std::int64_t w = s.window_of(std::max<std::int64_t>(now_ms, 0));
   const stat::writer_shard ws = stat::this_thread_shard();
   std::atomic<std::uint64_t>* lease = nullptr;
@@ -147,6 +182,9 @@ admission_window::admission admission_window::admit(std::int64_t now_ms, std::ui
     }
     if (closed || !qps_fits(earlier + booked_now, acquire, count, s.interval_ms)) {
       values[s.sample_count - 1] = booked_now;
+      if (may_reclaim && s.interval_ms == 1000 && reclaim_idle_leases(w, now_ms, ws.index)) {
+        return admit_once(now_ms, acquire, count, s, false);  // the window has room again
+      }
       const std::int64_t retry =
           retry_after(values, earlier + booked_now, w, now_ms, acquire, count, s);
       if (own != nullptr) {
@@ -172,6 +210,9 @@ admission_window::admission admission_window::admit(std::int64_t now_ms, std::ui
                                 std::memory_order_acq_rel, std::memory_order_acquire)) {
       if (lease != nullptr) {
         renew_lease(*lease, w, extra);
+        if (extra != 0) {
+          own->leased_ms.store(now_ms, std::memory_order_relaxed);
+        }
       }
       return {true, w, 0};
     }

@@ -61,16 +61,20 @@ struct window_shape {
     Cells are @ref stat::tagged_cell words (window tag, count) in a ring of
     2 x @ref max_sample_count: the interval's windows plus as many coming ones.
 
-    **Leases.** A thread that owns a writer shard (stat/writer_shard.hpp) books a few passes
-    more than it needs while the window is far from full, and spends them later from a word only
-    it writes, without touching the shared cell: two cores admitting into one window then do not
+    **Leases.** A thread that holds its CPU's writer shard (stat/writer_shard.hpp) books a few
+    passes more than it needs while the window is far from full, for that CPU, and the CPU's
+    entries spend them later from a word only the shard's holder writes, without touching the shared cell: two cores admitting into one window then do not
     take turns on its cache line for every pass. A cell counts what it handed out, used or not,
     so the bound above holds for the passes (they are at most the handed-out count). A lease is
     at most a quarter of what the window still has, shared out over the shards (and at most
     @ref max_lease), so leases shrink to nothing as the window fills and the last passes are
-    booked one by one; a lease left from an earlier window is given back (refunded) by its owner's
-    next booking. Leases are used only with a one-second interval, where Sentinel's test is
-    `passes + acquire <= count` and booking several passes at once is the same test.
+    booked one by one; a lease left from another window (earlier, or later for a clock reading
+    ahead of the others) is given back (refunded) by its owner's next booking. A lease older than
+    @ref lease_period_ms that its CPU has stopped spending is given back by the first request
+    refused while it is out (it takes that CPU's shard over for the moment: see
+    stat::with_shard_of_other_cpu), so an idle CPU's lease never starves the window. Leases are
+    used only with a one-second interval, where Sentinel's test is `passes + acquire <= count`
+    and booking several passes at once is the same test.
 
     @par Thread Safety
     Lock-free; any number of threads.
@@ -81,6 +85,8 @@ class admission_window {
   static constexpr int max_sample_count = 16;
   /// Most passes a thread books ahead for itself (see Leases).
   static constexpr std::uint64_t max_lease = 64;
+  /// How long a lease is its shard's alone: afterwards a refused request may take it back.
+  static constexpr std::int64_t lease_period_ms = 10;
 
   admission_window();
 
@@ -124,7 +130,9 @@ class admission_window {
   /** Books `acquire` passes into the window containing `now_ms` if the interval ending there
       stays within `count` per second (Sentinel's `(int) passQps + acquire <= count`). */
   admission admit(std::int64_t now_ms, std::uint32_t acquire, double count,
-                  const window_shape& shape) noexcept;
+                  const window_shape& shape) noexcept {
+    return admit_once(now_ms, acquire, count, shape, true);
+  }
 
   /** Books `acquire` passes into the first coming window whose interval has room and that
       starts less than `occupy_timeout_ms` from now. */
@@ -159,6 +167,12 @@ class admission_window {
   /// that window), giving back what it held of an earlier one.
   void renew_lease(std::atomic<std::uint64_t>& lease, std::int64_t window,
                    std::uint64_t extra) noexcept;
+  /// Gives back what `lease` holds (a tagged word seen from `window`), leaving it empty.
+  void return_lease(std::atomic<std::uint64_t>& lease, std::int64_t window) noexcept;
+  /// Takes back the leases of other shards older than lease_period_ms; true if any was.
+  bool reclaim_idle_leases(std::int64_t window, std::int64_t now_ms, std::uint32_t own) noexcept;
+  admission admit_once(std::int64_t now_ms, std::uint32_t acquire, double count,
+                       const window_shape& s, bool may_reclaim) noexcept;
 
   /** Per writer shard, written by its owner only: the lease, and the last refusal. Within one
       millisecond a window's bookings only grow unless a refund lowers them, so a refusal stays
@@ -166,6 +180,7 @@ class admission_window {
       entries then skips the sealing and the sums (see admit). */
   struct alignas(64) lease_word {
     std::atomic<std::uint64_t> word{0};  // tagged cell: (window tag, passes left)
+    std::atomic<std::int64_t> leased_ms{0};  // when the lease was last topped up
     std::int64_t refused_ms = std::numeric_limits<std::int64_t>::min();
     std::uint64_t refused_refunds = 0;  // refunds_ when the refusal was decided
     std::int64_t refused_retry_ms = 0;

@@ -13,8 +13,30 @@ constexpr int minute_interval_ms = 60'000;
 statistic_node::statistic_node(const window_config& cfg)
     : cfg_(cfg),
       second_(cfg.second_sample_count, cfg.second_interval_ms, static_cast<int>(shard_count())),
-      minute_(minute_samples, minute_interval_ms),
       borrow_(cfg.second_sample_count * 2, cfg.second_interval_ms * 2) {}
+
+statistic_node::~statistic_node() { delete minute_.load(std::memory_order_acquire); }
+
+statistic_node::minute_window* statistic_node::minute_for_fold() noexcept {
+  minute_window* m = minute_.load(std::memory_order_acquire);
+  if (m != nullptr) [[likely]] {
+    return m;
+  }
+  // Once per node, when it writes its second short window (as the node itself was allocated by
+  // its first entry). Racing writers each build one; the first to publish wins.
+  minute_window* mine = nullptr;
+  try {
+    mine = new minute_window(minute_samples, minute_interval_ms);
+  } catch (...) {
+    return nullptr;
+  }
+  if (minute_.compare_exchange_strong(m, mine, std::memory_order_acq_rel,
+                                      std::memory_order_acquire)) {
+    return mine;
+  }
+  delete mine;
+  return m;
+}
 
 void statistic_node::add_concurrency(std::int64_t delta) noexcept {
   const writer_shard shard = this_thread_shard();
@@ -34,7 +56,21 @@ std::int64_t statistic_node::concurrency() const noexcept {
   return sum;
 }
 
+void statistic_node::note_window(std::int64_t window) noexcept {
+  std::int64_t first = first_window_.load(std::memory_order_relaxed);
+  if (first == std::numeric_limits<std::int64_t>::min() &&
+      first_window_.compare_exchange_strong(first, window, std::memory_order_relaxed)) {
+    return;
+  }
+  if (window != first) {
+    minute_for_fold();
+  }
+}
+
 void statistic_node::add_second_slow(metric_event e, write_point p, std::uint64_t n) noexcept {
+  if (minute() == nullptr) [[unlikely]] {
+    note_window(p.window);
+  }
   auto& cell = second_.at(p.bucket).cells[static_cast<std::size_t>(e)];
   const cell_add_result r =
       p.exclusive ? cell_add_exclusive(cell, p.tag, n) : cell_add_displacing(cell, p.tag, n);
@@ -47,13 +83,15 @@ void statistic_node::add_second_slow(metric_event e, write_point p, std::uint64_
   if (r.rejected) {
     // A late event whose short window is already gone still belongs to its second.
     const std::int64_t second = p.window * second_.window_ms() / 1000;
-    minute_.bucket(second).add(e, cell_tag(second), n);
+    if (minute_window* m = minute_for_fold()) m->bucket(second).add(e, cell_tag(second), n);
   } else {
     // Carry the finished window's final value into the minute bucket of its second.
     const std::int64_t age =
         static_cast<std::int64_t>((p.tag - (r.displaced >> cell_value_bits)) & cell_tag_mask);
     const std::int64_t second = (p.window - age) * second_.window_ms() / 1000;
-    minute_.bucket(second).add(e, cell_tag(second), r.displaced & cell_value_mask);
+    if (minute_window* m = minute_for_fold()) {
+      m->bucket(second).add(e, cell_tag(second), r.displaced & cell_value_mask);
+    }
   }
 }
 
@@ -83,8 +121,8 @@ void statistic_node::lower_min_rt(write_point p, std::uint64_t rt) noexcept {
 }
 
 void statistic_node::add_occupied_pass(std::int64_t now_ms, std::uint32_t n) noexcept {
-  const auto mw = minute_.window_of(now_ms);
-  minute_.bucket(mw).add(metric_event::pass, cell_tag(mw), n);
+  const std::int64_t mw = now_ms / 1000;
+  if (minute_window* m = minute_for_fold()) m->bucket(mw).add(metric_event::pass, cell_tag(mw), n);
   add_second(metric_event::occupied_pass, at(now_ms), n);
 }
 
@@ -289,8 +327,10 @@ std::uint64_t statistic_node::seconds_sum(metric_event e, std::int64_t now_ms,
     }
     // ...plus what was folded into the minute buckets.
     std::uint64_t folded = 0;
-    for (std::int64_t s = std::max<std::int64_t>(first_second, 0); s <= last_second; ++s) {
-      folded += minute_.bucket(s).value(e, cell_tag(s));
+    if (const minute_window* m = minute()) {
+      for (std::int64_t s = std::max<std::int64_t>(first_second, 0); s <= last_second; ++s) {
+        folded += m->bucket(s).value(e, cell_tag(s));
+      }
     }
     total = unfolded + folded;
     if (second_tags(e) == tags_before) {
@@ -301,8 +341,8 @@ std::uint64_t statistic_node::seconds_sum(metric_event e, std::int64_t now_ms,
 }
 
 std::uint64_t statistic_node::minute_sum(metric_event e, std::int64_t now_ms) const noexcept {
-  const std::int64_t second = minute_.window_of(now_ms);
-  return seconds_sum(e, now_ms, second - minute_.sample_count() + 1, second);
+  const std::int64_t second = now_ms / 1000;
+  return seconds_sum(e, now_ms, second - minute_samples + 1, second);
 }
 
 std::uint64_t statistic_node::total_request(std::int64_t now_ms) const noexcept {
@@ -322,7 +362,7 @@ std::uint64_t statistic_node::total_exception(std::int64_t now_ms) const noexcep
 }
 
 double statistic_node::minute_previous(metric_event e, std::int64_t now_ms) const noexcept {
-  const auto prev = minute_.window_of(now_ms) - 1;
+  const std::int64_t prev = now_ms / 1000 - 1;
   if (prev < 0) {
     return 0;
   }

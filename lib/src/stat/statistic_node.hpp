@@ -10,6 +10,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <limits>
 #include <memory>
 
 namespace floodgate::stat {
@@ -24,7 +25,7 @@ struct write_point {
   std::uint32_t bucket;  ///< index of the writer's bucket for `window`
   std::uint32_t shard;   ///< the writer's shard (writer_shard.hpp)
   std::uint32_t ring;    ///< index of the first bucket of the shard's ring (its concurrency)
-  bool exclusive;        ///< the writer owns its shard (plain stores)
+  bool exclusive;        ///< the writer holds its shard (plain stores)
 };
 
 /// passQps and avgRt of a node read together, in one pass over the window.
@@ -34,7 +35,8 @@ struct window_reading {
 };
 
 /** The statistics of one node: a short sliding window (2 x 500 ms by default), a one-minute
-    window (60 x 1 s), the borrowed future passes and the live concurrency.
+    window (60 x 1 s, created when the node writes its second short window), the borrowed future
+    passes and the live concurrency.
 
     A request writes only the short window. The minute window is filled by folding: the writer
     whose CAS displaces a finished short-window value (see cell_add_displacing) adds it to the
@@ -54,6 +56,9 @@ struct window_reading {
 class statistic_node {
  public:
   explicit statistic_node(const window_config& cfg = {});
+  ~statistic_node();
+  statistic_node(const statistic_node&) = delete;
+  statistic_node& operator=(const statistic_node&) = delete;
 
   /// The write point of the calling thread at `now_ms` (valid for any node of the same shape).
   write_point at(std::int64_t now_ms) const noexcept { return at(now_ms, this_thread_shard()); }
@@ -66,7 +71,7 @@ class statistic_node {
             shard.exclusive};
   }
 
-  // Writes. The common case (the writer owns its shard, the bucket already holds the current
+  // Writes. The common case (the writer holds its shard, the bucket already holds the current
   // window) is inline: the bucket's address once, one tag test for the cells written together,
   // then a plain load and store per counter. Everything else goes to an out-of-line path that
   // takes the write point by value, so the caller's copy stays in registers.
@@ -230,9 +235,21 @@ class statistic_node {
   std::uint64_t minute_sum(metric_event e, std::int64_t now_ms) const noexcept;
   double minute_previous(metric_event e, std::int64_t now_ms) const noexcept;
 
+  using minute_window = leap_array<minute_bucket>;
+  /// The minute window, once a fold has created it (null before: nothing to read but the
+  /// short window). A node whose traffic never outlives one short window never pays for it.
+  const minute_window* minute() const noexcept { return minute_.load(std::memory_order_acquire); }
+  /// The minute window, created by the first fold; null only if memory ran out (the folded
+  /// value is then dropped from the minute totals, never from the short window).
+  minute_window* minute_for_fold() noexcept;
+  /// Creates the minute window once the node writes a second short window (in any shard), so
+  /// that it exists before the first fold, whichever shard folds first.
+  void note_window(std::int64_t window) noexcept;
+
   window_config cfg_;
   leap_array<second_bucket> second_;  // one ring per writer shard
-  leap_array<minute_bucket> minute_;
+  std::atomic<minute_window*> minute_{nullptr};
+  std::atomic<std::int64_t> first_window_{std::numeric_limits<std::int64_t>::min()};
   leap_array<waiting_bucket> borrow_;  // 2 x sample_count slots: covers past and future windows
 };
 

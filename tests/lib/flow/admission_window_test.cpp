@@ -29,7 +29,8 @@ TEST(AdmissionWindow, AdmitsCountPerSecondThenBlocks) {
 }
 
 TEST(AdmissionWindow, AThreadBooksAheadWhileFarFromFullAndStillGetsExactlyCount) {
-  ASSERT_TRUE(stat::this_thread_shard().exclusive);  // the test's thread owns a writer shard
+  const stat::shard_claim claim;
+  ASSERT_TRUE(stat::this_thread_shard().exclusive);  // the test's thread holds its CPU's shard
   admission_window w;
   const std::int64_t t = 1'000'000;
   ASSERT_TRUE(w.admit(t, 1, 5000, two_halves).admitted);
@@ -44,6 +45,7 @@ TEST(AdmissionWindow, AThreadBooksAheadWhileFarFromFullAndStillGetsExactlyCount)
 }
 
 TEST(AdmissionWindow, ALeaseLeftFromAnEarlierWindowIsGivenBack) {
+  const stat::shard_claim claim;
   ASSERT_TRUE(stat::this_thread_shard().exclusive);
   admission_window w;
   const std::int64_t t = 1'000'000;
@@ -51,6 +53,38 @@ TEST(AdmissionWindow, ALeaseLeftFromAnEarlierWindowIsGivenBack) {
   ASSERT_GT(w.booked(t / 500), 1u);
   ASSERT_TRUE(w.admit(t + 500, 1, 5000, two_halves).admitted);
   EXPECT_EQ(w.booked(t / 500), 1u);  // only the pass that was used stays booked
+}
+
+TEST(AdmissionWindow, ALeaseDatedAfterTheNextBookingIsGivenBack) {
+  const stat::shard_claim claim;
+  ASSERT_TRUE(stat::this_thread_shard().exclusive);
+  const window_shape one_second{
+      stat::window_config{.second_sample_count = 1, .second_interval_ms = 1000}};
+  admission_window w;
+  const std::int64_t t = 1'000'000;
+  // An entry whose clock reads the next second books there, with a lease...
+  ASSERT_TRUE(w.admit(t + 1000, 1, 5000, one_second).admitted);
+  ASSERT_GT(w.booked(t / 1000 + 1), 1u);
+  // ...then the next entry on this CPU reads the current second.
+  ASSERT_TRUE(w.admit(t, 1, 5000, one_second).admitted);
+  EXPECT_EQ(w.booked(t / 1000 + 1), 1u);  // only the pass that was used stays booked there
+}
+
+TEST(AdmissionWindow, AnIdleLeaseIsTakenBackAfterItsLeasePeriod) {
+  admission_window w;
+  const std::int64_t t = 1'000'000;
+  std::thread([&] {
+    const stat::shard_claim claim;  // one entry on some CPU, then that CPU's threads go idle
+    ASSERT_TRUE(stat::this_thread_shard().exclusive);
+    ASSERT_TRUE(w.admit(t, 1, 100, two_halves).admitted);
+  }).join();
+  ASSERT_GT(w.booked(t / 500), 1u);  // passes leased to that CPU's shard
+  int admitted = 1;
+  while (w.admit(t, 1, 100, two_halves).admitted) ++admitted;
+  EXPECT_LT(admitted, 100);  // the lease is young: still its shard's
+  while (w.admit(t + 10, 1, 100, two_halves).admitted) ++admitted;  // one lease period later
+  EXPECT_EQ(admitted, 100);
+  EXPECT_EQ(w.booked(t / 500), 100u);
 }
 
 TEST(AdmissionWindow, NoLeaseOutsideAOneSecondInterval) {
@@ -191,6 +225,7 @@ void race(int threads, double count, const stat::window_config& cfg) {
       for (;;) {
         const std::int64_t now = clock.now_ms();
         if (now >= end) break;
+        const stat::shard_claim claim;  // as the engine holds one per entry
         if (w.admit(now, 1, count, shape).admitted) mine.push_back(now);
         // Uneven steps: some windows fill early, others end with room left, so that threads
         // still holding the old reading race the first admissions of the next window.
@@ -259,6 +294,7 @@ TEST(AdmissionWindow, RacingBorrowersAndAdmittersNeverOvershoot) {
       for (int k = 1;; ++k) {
         const std::int64_t now = clock.now_ms();
         if (now >= end) break;
+        const stat::shard_claim claim;
         const auto a = w.admit(now, 1, count, two_halves);
         if (a.admitted) {
           mine.push_back(a.window);

@@ -268,6 +268,54 @@ void race_qps(int threads) {
   EXPECT_EQ(per_window.begin()->second, 25);
 }
 
+// SPEC §8: under a flood with any number of threads a QPS rule passes at least N-2 per full
+// second; passes leased to a thread (or CPU) that stopped entering must not starve the window.
+// The main thread enters first and goes idle, as a server's start-up does; then a pool floods
+// three seconds in 20 ms steps.
+void flood_passes_count_every_second(int threads) {
+  manual_clock clock{1'000'000};  // the start of a second
+  engine eng{engine_options{.time = &clock}};
+  rule_set rules;
+  rules.flow = {qps(100)};
+  ASSERT_TRUE(eng.load_rules(rules).ok());
+  std::atomic<int> passes{0};
+  {
+    context main_ctx{eng, "ctx"};
+    if (eng.enter(main_ctx, "res")) passes.fetch_add(1);
+  }
+  std::vector<int> per_second;
+  int step = 0;
+  std::barrier sync(threads, [&]() noexcept {
+    clock.advance_ms(20);
+    if (++step % 50 == 0) per_second.push_back(passes.exchange(0));
+  });
+  std::vector<std::thread> pool;
+  for (int i = 0; i < threads; ++i) {
+    pool.emplace_back([&] {
+      context ctx{eng, "ctx"};
+      for (int k = 0; k < 150; ++k) {
+        for (int j = 0; j < 40; ++j) {
+          if (eng.enter(ctx, "res")) passes.fetch_add(1);
+        }
+        sync.arrive_and_wait();
+      }
+    });
+  }
+  for (auto& t : pool) t.join();
+  ASSERT_EQ(per_second.size(), 3u);
+  for (std::size_t s = 0; s < per_second.size(); ++s) {
+    EXPECT_GE(per_second[s], 98) << "second " << s << ", " << threads << " threads";
+    EXPECT_LE(per_second[s], 100) << "second " << s << ", " << threads << " threads";
+  }
+}
+
+TEST(FlowSlotRace, AFloodOfFourThreadsPassesTheCountEverySecond) {
+  flood_passes_count_every_second(4);
+}
+TEST(FlowSlotRace, AFloodOfSixteenThreadsPassesTheCountEverySecond) {
+  flood_passes_count_every_second(16);
+}
+
 TEST(FlowSlotRace, TwoThreadsNeverAdmitMoreThanCountPerWindow) { race_qps(2); }
 TEST(FlowSlotRace, FourThreadsNeverAdmitMoreThanCountPerWindow) { race_qps(4); }
 TEST(FlowSlotRace, EightThreadsNeverAdmitMoreThanCountPerWindow) { race_qps(8); }
