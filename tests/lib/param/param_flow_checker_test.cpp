@@ -28,7 +28,7 @@ std::unique_ptr<resource_param_rules> build(std::vector<param_flow_rule> rules,
   for (std::size_t i = 0; i < rules.size(); ++i) {
     indexed.push_back({rules[i], static_cast<std::int32_t>(i)});
   }
-  return resource_param_rules::build(std::move(indexed), previous);
+  return resource_param_rules::build(std::move(indexed), previous, true);
 }
 
 slot_verdict check(const resource_param_rules& r, slot_harness& h, param_value v) {

@@ -17,7 +17,7 @@ namespace {
 using test_support::slot_harness;
 
 std::unique_ptr<resource_param_rules> build(const param_flow_rule& rule) {
-  return resource_param_rules::build({{rule, 0}}, nullptr);
+  return resource_param_rules::build({{rule, 0}}, nullptr, true);
 }
 
 param_flow_rule rule(flow_grade grade, double count) {

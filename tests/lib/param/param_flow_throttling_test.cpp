@@ -21,7 +21,7 @@ std::unique_ptr<resource_param_rules> build(std::vector<param_flow_rule> rules) 
   for (std::size_t i = 0; i < rules.size(); ++i) {
     indexed.push_back({rules[i], static_cast<std::int32_t>(i)});
   }
-  return resource_param_rules::build(std::move(indexed), nullptr);
+  return resource_param_rules::build(std::move(indexed), nullptr, true);
 }
 
 param_flow_rule throttling(double count, std::int32_t max_queueing_ms) {

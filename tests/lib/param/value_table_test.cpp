@@ -133,7 +133,7 @@ TEST(ParamFlowMemory, AFloodOfDistinctValuesKeepsEachRuleWithinItsBound) {
   rule.resource = "res";
   rule.param_idx = 0;
   rule.count = 1;
-  const auto r = resource_param_rules::build({{rule, 0}}, nullptr);
+  const auto r = resource_param_rules::build({{rule, 0}}, nullptr, true);
   ASSERT_EQ(r->value_capacity(), 4000u) << "min(4000 × durationInSec, 200000)";
   entry_tokens tokens;
   for (std::int64_t i = 0; i < 1'000'000; ++i) {
@@ -153,9 +153,9 @@ TEST(ParamFlowMemory, CapacityFollowsDurationUpToTwoHundredThousand) {
   rule.resource = "res";
   rule.param_idx = 0;
   rule.duration_in_sec = 10;
-  EXPECT_EQ(resource_param_rules::build({{rule, 0}}, nullptr)->value_capacity(), 40'000u);
+  EXPECT_EQ(resource_param_rules::build({{rule, 0}}, nullptr, true)->value_capacity(), 40'000u);
   rule.duration_in_sec = 3600;
-  EXPECT_EQ(resource_param_rules::build({{rule, 0}}, nullptr)->value_capacity(), 200'000u);
+  EXPECT_EQ(resource_param_rules::build({{rule, 0}}, nullptr, true)->value_capacity(), 200'000u);
 }
 
 }  // namespace
