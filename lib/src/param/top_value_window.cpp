@@ -1,4 +1,5 @@
 #include "param/top_value_window.hpp"
+#include "param/set_flag.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -9,14 +10,6 @@ namespace floodgate::param_detail {
 namespace {
 
 constexpr int lock_spins = 16;
-
-void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
 
 struct key_hash {
   std::size_t operator()(const value_key& k) const noexcept { return k.lo ^ (k.hi * 31); }
@@ -54,14 +47,7 @@ std::size_t top_value_window::memory_bytes() const noexcept {
 }
 
 bool top_value_window::try_lock(set& s) noexcept {
-  for (int i = 0; i < lock_spins; ++i) {
-    if (!s.locked.load(std::memory_order_relaxed) &&
-        !s.locked.exchange(true, std::memory_order_acquire)) {
-      return true;
-    }
-    cpu_relax();
-  }
-  return false;
+  return try_take(s.locked, lock_spins);
 }
 
 void top_value_window::lock(set& s) noexcept {
