@@ -2,14 +2,6 @@
 
 namespace floodgate::node {
 
-resource_totals::resource_totals() : block_(new shard_words[stat::shard_count()]) {
-  for (std::uint32_t i = 0; i < stat::shard_count(); ++i) {
-    for (auto& w : block_[i].w) {
-      w.store(0, std::memory_order_relaxed);
-    }
-  }
-}
-
 std::uint64_t resource_totals::completed() const noexcept {
   std::uint64_t n = 0;
   for (const auto& b : duration) {
