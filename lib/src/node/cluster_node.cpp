@@ -4,8 +4,8 @@ namespace floodgate::node {
 
 std::uint64_t resource_totals::completed() const noexcept {
   std::uint64_t n = 0;
-  for (const auto& b : duration) {
-    n += b.load();
+  for (std::size_t i = 0; i < duration.size(); ++i) {
+    n += duration[i].load();
   }
   return n;
 }

@@ -109,6 +109,21 @@ class sharded_counter {
   std::size_t word_;
 };
 
+/** `N` consecutive counters of @ref resource_totals (blocked[], duration[]): one view for the
+    array, handing out a counter's view by index. */
+template <std::size_t N>
+class sharded_counters {
+ public:
+  sharded_counters(totals_layout::blocks* blocks, std::size_t first) noexcept
+      : blocks_(blocks), first_(first) {}
+  sharded_counter operator[](std::size_t i) const noexcept { return {blocks_, first_ + i}; }
+  static constexpr std::size_t size() noexcept { return N; }
+
+ private:
+  totals_layout::blocks* blocks_;
+  std::size_t first_;
+};
+
 /** Exact, monotonic counters since start, for Prometheus. Written on the request path into the
     writer's shard; read (summed) at scrape time. */
 class resource_totals : totals_layout {
@@ -122,21 +137,14 @@ class resource_totals : totals_layout {
   void bump(const stat::write_point& p, std::size_t word, std::uint64_t n) noexcept {
     add(blocks_, p.shard, p.exclusive, word, n);
   }
-  template <std::size_t... I>
-  std::array<sharded_counter, sizeof...(I)> counters(std::size_t first,
-                                                     std::index_sequence<I...>) noexcept {
-    return {sharded_counter(&blocks_, first + I)...};
-  }
 
  public:
   sharded_counter passed{&blocks_, passed_index};
-  std::array<sharded_counter, block_reason_count> blocked =
-      counters(blocked_index, std::make_index_sequence<block_reason_count>{});
+  sharded_counters<block_reason_count> blocked{&blocks_, blocked_index};
   sharded_counter errors{&blocks_, errors_index};           ///< completed with an error
   sharded_counter dry_run_blocks{&blocks_, dry_run_index};  ///< would-be flow blocks
   /// Completed requests per duration bucket (not cumulative; the last is +Inf).
-  std::array<sharded_counter, histogram_size> duration =
-      counters(duration_index, std::make_index_sequence<histogram_size>{});
+  sharded_counters<histogram_size> duration{&blocks_, duration_index};
   sharded_counter duration_sum_ns{&blocks_, sum_index};
 
   /** A word of `shard`'s own block that the engine keeps the shard's last origin node in (a
