@@ -42,7 +42,7 @@ class breaker_window {
   };
 
   explicit breaker_window(std::int64_t interval_ms)
-      : interval_ms_(interval_ms), shards_(1) {}
+      : interval_ms_(interval_ms) {}
 
   /** Records one completed request at `now_ms` and returns the counts of its window; zero
       counts when this request cannot trip anything: its window is already over, or it is good
@@ -54,7 +54,7 @@ class breaker_window {
     bool exclusive = ws.exclusive;
     shard* s = shards_.get(index);
     if (s == nullptr) [[unlikely]] {
-      s = shards_.fallback(index, exclusive);
+      s = shards_.fallback(index, exclusive, 1);
       if (s == nullptr) {
         return {};  // no memory for even the shared shard: not counted
       }

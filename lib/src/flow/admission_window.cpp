@@ -144,7 +144,7 @@ admission_window::admission admission_window::admit_once(std::int64_t now_ms,
   const std::int64_t w = s.window_of(std::max<std::int64_t>(now_ms, 0));
   const stat::writer_shard ws = stat::this_thread_shard();
   std::atomic<std::uint64_t>* lease = nullptr;
-  lease_word* own = ws.exclusive ? leases_.create(ws.index) : nullptr;
+  lease_word* own = ws.exclusive ? leases_.create(ws.index, 1) : nullptr;
   const std::uint64_t refunds = refunds_.load(std::memory_order_acquire);
   if (own != nullptr) {
     if (own->refused_ms == now_ms && own->refused_acquire == acquire &&

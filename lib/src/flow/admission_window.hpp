@@ -195,7 +195,7 @@ class admission_window {
 
   // One per writer shard, created by the shard's first booking (stat/shard_blocks.hpp); a
   // shard whose creation failed books without a lease, like a thread without a shard.
-  stat::shard_blocks<lease_word> leases_{1};
+  stat::shard_blocks<lease_word> leases_;
   std::atomic<std::uint64_t> refunds_{0};  // counts refunds (rare: may share the read-only line)
   alignas(64) std::atomic<std::uint64_t> cells_[ring_size] = {};
 };

@@ -62,7 +62,7 @@ struct totals_layout {
                   std::uint64_t n) noexcept {
     block* own = b.get(shard);
     if (own == nullptr) [[unlikely]] {
-      own = b.fallback(shard, exclusive);
+      own = b.fallback(shard, exclusive, 1);
       if (own == nullptr) {
         return;
       }
@@ -128,7 +128,7 @@ class sharded_counters {
     writer's shard; read (summed) at scrape time. */
 class resource_totals : totals_layout {
  public:
-  resource_totals() : blocks_(1) {}
+  resource_totals() = default;
   resource_totals(const resource_totals&) = delete;
   resource_totals& operator=(const resource_totals&) = delete;
 
@@ -151,7 +151,7 @@ class resource_totals : totals_layout {
       one-entry cache in front of the origin table; on the shard's own cache line). Null when
       that block is absent and memory for it ran out (no cache then). */
   std::atomic<std::uint64_t>* cache_word(std::uint32_t shard) noexcept {
-    block* own = blocks_.create(shard);
+    block* own = blocks_.create(shard, 1);
     return own != nullptr ? &own->w[cache_index] : nullptr;
   }
   /// One passed request, in `p`'s shard (passed.add(p) with the word addressed directly).

@@ -13,7 +13,6 @@ constexpr int minute_interval_ms = 60'000;
 statistic_node::statistic_node(const window_config& cfg)
     : cfg_(cfg),
       second_(cfg.second_sample_count, cfg.second_interval_ms),
-      rings_(static_cast<std::uint32_t>(cfg.second_sample_count)),
       borrow_(cfg.second_sample_count * 2, cfg.second_interval_ms * 2) {}
 
 statistic_node::~statistic_node() { delete minute_.load(std::memory_order_acquire); }

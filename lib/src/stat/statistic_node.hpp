@@ -214,7 +214,8 @@ class statistic_node {
   /// The ring `p`'s writer writes, created on its first write; `p` moves to the shared shard
   /// when memory runs out (null if even that fails: the write is dropped).
   second_bucket* ring_for(write_point& p) noexcept {
-    return rings_.fallback(p.shard, p.exclusive);
+    return rings_.fallback(p.shard, p.exclusive,
+                           static_cast<std::size_t>(second_.sample_count()));
   }
   /// Whether cell word `cur` counts for window tag `tag` (an empty cell counts as window 0 with
   /// value 0, which is what adding to it means).
