@@ -2,6 +2,20 @@
 
 namespace floodgate::node {
 
+void totals_layout::add_slow(blocks& b, std::uint32_t shard, bool exclusive, std::size_t word,
+                             std::uint64_t n) noexcept {
+  block* own = b.fallback(shard, exclusive, 1);
+  if (own == nullptr) {
+    return;  // no memory for even the shared shard's block: not counted
+  }
+  auto& c = own->w[word];
+  if (exclusive) {
+    c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  } else {
+    c.fetch_add(n, std::memory_order_relaxed);
+  }
+}
+
 std::uint64_t resource_totals::completed() const noexcept {
   std::uint64_t n = 0;
   for (std::size_t i = 0; i < duration.size(); ++i) {

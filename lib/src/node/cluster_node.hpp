@@ -58,22 +58,19 @@ struct totals_layout {
   /// Adds `n` to word `word` of the block of the writer (`shard`, `exclusive`): a plain store
   /// when the writer holds its shard, else an atomic add; into shard 0 if memory for the
   /// writer's block ran out (dropped only if shard 0's could not be created either).
-  static void add(blocks& b, std::uint32_t shard, bool exclusive, std::size_t word,
-                  std::uint64_t n) noexcept {
+  [[gnu::always_inline]] static void add(blocks& b, std::uint32_t shard, bool exclusive,
+                                         std::size_t word, std::uint64_t n) noexcept {
     block* own = b.get(shard);
-    if (own == nullptr) [[unlikely]] {
-      own = b.fallback(shard, exclusive, 1);
-      if (own == nullptr) {
-        return;
-      }
-    }
-    auto& c = own->w[word];
-    if (exclusive) [[likely]] {
+    if (exclusive && own != nullptr) [[likely]] {
+      auto& c = own->w[word];
       c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-    } else {
-      c.fetch_add(n, std::memory_order_relaxed);
+      return;
     }
+    add_slow(b, shard, exclusive, word, n);
   }
+  /// add() for a shared shard or a block not created yet.
+  static void add_slow(blocks& b, std::uint32_t shard, bool exclusive, std::size_t word,
+                       std::uint64_t n) noexcept;
   /// Word `word` summed over the shards written so far.
   static std::uint64_t sum(const blocks& b, std::size_t word) noexcept {
     std::uint64_t total = 0;
@@ -119,6 +116,24 @@ class sharded_counters {
   sharded_counter operator[](std::size_t i) const noexcept { return {blocks_, first_ + i}; }
   static constexpr std::size_t size() noexcept { return N; }
 
+  /// Walks the counters in order (a range-for yields each counter's view by value).
+  class iterator {
+   public:
+    iterator(const sharded_counters* owner, std::size_t i) noexcept : owner_(owner), i_(i) {}
+    sharded_counter operator*() const noexcept { return (*owner_)[i_]; }
+    iterator& operator++() noexcept {
+      ++i_;
+      return *this;
+    }
+    bool operator==(const iterator&) const noexcept = default;
+
+   private:
+    const sharded_counters* owner_;
+    std::size_t i_;
+  };
+  iterator begin() const noexcept { return {this, 0}; }
+  iterator end() const noexcept { return {this, N}; }
+
  private:
   totals_layout::blocks* blocks_;
   std::size_t first_;
@@ -162,8 +177,17 @@ class resource_totals : totals_layout {
     while (i < duration_bucket_ns.size() && ns > duration_bucket_ns[i]) {
       ++i;
     }
-    bump(p, duration_index + i, 1);
-    bump(p, sum_index, static_cast<std::uint64_t>(ns > 0 ? ns : 0));
+    const auto sum = static_cast<std::uint64_t>(ns > 0 ? ns : 0);
+    block* own = blocks_.get(p.shard);
+    if (p.exclusive && own != nullptr) [[likely]] {  // both words in one block
+      auto& n = own->w[duration_index + i];
+      auto& s = own->w[sum_index];
+      n.store(n.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      s.store(s.load(std::memory_order_relaxed) + sum, std::memory_order_relaxed);
+      return;
+    }
+    add_slow(blocks_, p.shard, p.exclusive, duration_index + i, 1);
+    add_slow(blocks_, p.shard, p.exclusive, sum_index, sum);
   }
   std::uint64_t completed() const noexcept;
 };

@@ -17,7 +17,7 @@ namespace floodgate::stat {
     The first shard to write keeps its block in the object itself, the block's address tagged
     with the shard's index in its low bits (blocks are cache-line aligned), so the usual case —
     one writer shard — costs one word and finds its block with one load and one compare. Only a
-    second shard allocates the table of the others. An untouched object costs two null words.
+    second shard allocates the table of the others. An untouched object costs two words.
 
     A block starts value-initialised (zero counters), so an absent block reads as zeros and
     readers skip it. Allocation never throws: create() returns null when memory runs out, and
@@ -31,11 +31,17 @@ template <class T>
 class shard_blocks {
   static_assert(alignof(T) >= 32, "the shard index lives in the block address's low bits");
   static constexpr std::uintptr_t index_mask = 31;
+  /// first_ before any block: low bits no shard has (there are at most 17), so get() needs a
+  /// single compare.
+  static constexpr std::uintptr_t none = index_mask;
 
  public:
   shard_blocks() = default;
   ~shard_blocks() {
-    delete[] block_of(first_.load(std::memory_order_acquire));
+    const std::uintptr_t first = first_.load(std::memory_order_acquire);
+    if (first != none) {
+      delete[] block_of(first);
+    }
     if (std::atomic<T*>* table = rest_.load(std::memory_order_acquire)) {
       for (std::uint32_t i = 0, n = shard_count(); i < n; ++i) {
         delete[] table[i].load(std::memory_order_acquire);
@@ -47,10 +53,10 @@ class shard_blocks {
   shard_blocks& operator=(const shard_blocks&) = delete;
 
   /// Shard `shard`'s block, or null if nothing has written it yet.
-  T* get(std::uint32_t shard) const noexcept {
+  [[gnu::always_inline]] T* get(std::uint32_t shard) const noexcept {
     const std::uintptr_t first = first_.load(std::memory_order_acquire);
-    if ((first & index_mask) == shard && first > index_mask) [[likely]] {
-      return block_of(first);
+    if ((first & index_mask) == shard) [[likely]] {
+      return reinterpret_cast<T*>(first - shard);
     }
     return get_other(shard);
   }
@@ -60,15 +66,7 @@ class shard_blocks {
     if (T* have = get(shard)) [[likely]] {
       return have;
     }
-    T* mine = new (std::nothrow) T[count]();
-    if (mine == nullptr) {
-      return nullptr;
-    }
-    T* have = publish(shard, mine);
-    if (have != mine) {
-      delete[] mine;
-    }
-    return have;
+    return create_slow(shard, count);
   }
 
   /** The block a writer of `shard` writes, created if absent. If memory runs out for a CPU's
@@ -85,6 +83,19 @@ class shard_blocks {
   }
 
  private:
+  /// create() for a shard without a block yet.
+  T* create_slow(std::uint32_t shard, std::size_t count) noexcept {
+    T* mine = new (std::nothrow) T[count]();
+    if (mine == nullptr) {
+      return nullptr;
+    }
+    T* have = publish(shard, mine);
+    if (have != mine) {
+      delete[] mine;
+    }
+    return have;
+  }
+
   static T* block_of(std::uintptr_t tagged) noexcept {
     return reinterpret_cast<T*>(tagged & ~index_mask);
   }
@@ -97,7 +108,7 @@ class shard_blocks {
   /// Publishes `mine` as `shard`'s block unless another thread published one first; returns the
   /// block in force (null if the table of other shards could not be allocated).
   T* publish(std::uint32_t shard, T* mine) noexcept {
-    std::uintptr_t first = 0;
+    std::uintptr_t first = none;
     const std::uintptr_t tagged = reinterpret_cast<std::uintptr_t>(mine) | shard;
     if (first_.compare_exchange_strong(first, tagged, std::memory_order_acq_rel,
                                        std::memory_order_acquire)) {
@@ -127,7 +138,7 @@ class shard_blocks {
     return have;
   }
 
-  std::atomic<std::uintptr_t> first_{0};     // the first writer's block | its shard index
+  std::atomic<std::uintptr_t> first_{none};  // the first writer's block | its shard index
   std::atomic<std::atomic<T*>*> rest_{nullptr};  // the other shards' blocks, by index
 };
 

@@ -112,19 +112,28 @@ void statistic_node::add_second_slow(metric_event e, write_point p, std::uint64_
   }
 }
 
+// The slow paths resolve the writer's ring once (ring_for may move `p` to the shared shard), then
+// go straight to the per-cell slow path, which finds the ring with one load.
+
 void statistic_node::record_pass_slow(write_point p, std::uint32_t n) noexcept {
-  add_second(metric_event::pass, p, n);
-  add_concurrency(p, 1);
+  if (ring_for(p) == nullptr) [[unlikely]] {
+    return;
+  }
+  add_second_slow(metric_event::pass, p, n);
+  add_concurrency_slow(p, 1);
 }
 
 void statistic_node::record_completion_slow(write_point p, std::uint64_t rt, std::uint32_t n,
                                             bool error) noexcept {
-  add_second(metric_event::success, p, n);
-  add_second(metric_event::rt, p, rt);
+  if (ring_for(p) == nullptr) [[unlikely]] {
+    return;
+  }
+  add_second_slow(metric_event::success, p, n);
+  add_second_slow(metric_event::rt, p, rt);
   lower_min_rt(p, rt);
-  add_concurrency(p, -1);
+  add_concurrency_slow(p, -1);
   if (error) {
-    add_second(metric_event::exception, p, n);
+    add_second_slow(metric_event::exception, p, n);
   }
 }
 
