@@ -1,6 +1,6 @@
 // Entry + exit with hot-key tracking on one parameter vs the same parameter rule without it.
 //
-// Each thread enters with its own 512 values of the argument (user ids), in turn, so the
+// Each thread enters with its own 128 values of the argument (user ids), in turn, so the
 // per-value state of the rules is shared by no two threads. Reports `allocs/op` after warm-up.
 // Run: build/release/bench/floodgate_bench --benchmark_filter=HotKeys
 #include "alloc_counter.hpp"
@@ -17,7 +17,7 @@
 namespace floodgate {
 namespace {
 
-constexpr std::size_t values_per_thread = 512;
+constexpr std::size_t values_per_thread = 128;
 constexpr std::size_t max_threads = 2;
 
 const std::array<std::string, values_per_thread * max_threads>& value_texts() {

@@ -223,11 +223,8 @@ http::response<http::string_body> admin_api::handle(http::verb method, std::stri
     json::array out;
     engine_->for_each_breaker(
         [&](std::string_view resource, const circuit_breaker& b, std::int32_t index) {
-          json::object o;
-          o["resource"] = resource;
-          o["rule"] = breaker_rule_label(b, index);
           const breaker_state state = b.state();
-          o["state"] = to_string(state);
+          json::object o = breaker_json(resource, b, index, state);
           if (const std::optional<adaptive_window_state> w = b.adaptive(now)) {
             // An adaptive breaker: no probe, a drop ratio and the window it comes from.
             o["dropRatio"] = w->drop_ratio;

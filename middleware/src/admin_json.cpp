@@ -42,4 +42,13 @@ std::string breaker_rule_label(const circuit_breaker& b, std::int32_t index) {
   return b.rule().name.empty() ? "degrade[" + std::to_string(index) + "]" : b.rule().name;
 }
 
+boost::json::object breaker_json(std::string_view resource, const circuit_breaker& b,
+                                 std::int32_t index, breaker_state state) {
+  boost::json::object o;
+  o["resource"] = resource;
+  o["rule"] = breaker_rule_label(b, index);
+  o["state"] = to_string(state);
+  return o;
+}
+
 }  // namespace floodgate::beast

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace floodgate::beast {
 
@@ -20,5 +21,10 @@ boost::json::object reload_json(const config::reload_status& st);
 
 /// The breaker's rule name, else `degrade[<index>]` as in the file.
 std::string breaker_rule_label(const circuit_breaker& b, std::int32_t index);
+
+/// `{resource, rule, state}` of a breaker in `state` (read once by the caller, who may add
+/// fields that depend on it): what both the admin API and the dashboard list.
+boost::json::object breaker_json(std::string_view resource, const circuit_breaker& b,
+                                 std::int32_t index, breaker_state state);
 
 }  // namespace floodgate::beast

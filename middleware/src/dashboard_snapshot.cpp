@@ -87,11 +87,8 @@ std::string dashboard_snapshot::operator()() {
   json::array breakers;
   engine_->for_each_breaker(
       [&](std::string_view resource, const circuit_breaker& b, std::int32_t index) {
-        json::object o;
-        o["resource"] = resource;
-        o["rule"] = breaker_rule_label(b, index);
         const breaker_state state = b.state();
-        o["state"] = to_string(state);
+        json::object o = breaker_json(resource, b, index, state);
         o["nextProbeInMs"] = state == breaker_state::open
                                  ? json::value(std::max<std::int64_t>(b.next_retry_ms() - now, 0))
                                  : json::value(nullptr);

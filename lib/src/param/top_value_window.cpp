@@ -1,4 +1,5 @@
 #include "param/top_value_window.hpp"
+#include "param/set_flag.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -10,14 +11,6 @@ namespace {
 
 constexpr int lock_spins = 16;
 
-void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
-
 struct key_hash {
   std::size_t operator()(const value_key& k) const noexcept { return k.lo ^ (k.hi * 31); }
 };
@@ -27,7 +20,11 @@ struct key_hash {
 top_value_window::top_value_window(std::int64_t window_ms, std::size_t slots)
     : bucket_ms_(std::max<std::int64_t>(window_ms / static_cast<std::int64_t>(bucket_count), 1)),
       set_count_((std::max<std::size_t>(slots, ways) + ways - 1) / ways),
-      sets_(new set[bucket_count * set_count_]) {
+      sets_(new set[bucket_count * set_count_]),
+      pending_(new pending_set[stat::shard_count() * set_count_]) {
+  for (std::size_t i = 0; i < stat::shard_count() * set_count_; ++i) {
+    for (auto& word : pending_[i].word) word.store(0, std::memory_order_relaxed);
+  }
   for (std::size_t i = 0; i < bucket_count * set_count_; ++i) {
     set& s = sets_[i];
     s.epoch.store(-1, std::memory_order_relaxed);
@@ -36,6 +33,7 @@ top_value_window::top_value_window(std::int64_t window_ms, std::size_t slots)
       s.key[w].store(empty_key, std::memory_order_relaxed);
       s.check[w].store(0, std::memory_order_relaxed);
       s.count[w].store(0, std::memory_order_relaxed);
+      s.generation[w].store(0, std::memory_order_relaxed);
       s.length[w] = 0;
     }
   }
@@ -44,18 +42,12 @@ top_value_window::top_value_window(std::int64_t window_ms, std::size_t slots)
 top_value_window::~top_value_window() = default;
 
 std::size_t top_value_window::memory_bytes() const noexcept {
-  return sizeof(*this) + bucket_count * set_count_ * sizeof(set);
+  return sizeof(*this) + bucket_count * set_count_ * sizeof(set) +
+         stat::shard_count() * set_count_ * sizeof(pending_set);
 }
 
 bool top_value_window::try_lock(set& s) noexcept {
-  for (int i = 0; i < lock_spins; ++i) {
-    if (!s.locked.load(std::memory_order_relaxed) &&
-        !s.locked.exchange(true, std::memory_order_acquire)) {
-      return true;
-    }
-    cpu_relax();
-  }
-  return false;
+  return try_take(s.locked, lock_spins);
 }
 
 void top_value_window::lock(set& s) noexcept {
@@ -71,7 +63,8 @@ void top_value_window::reset(set& s, std::int64_t epoch) noexcept {
   s.epoch.store(epoch, std::memory_order_release);  // publishes the emptied slots
 }
 
-void top_value_window::insert(set& s, const value_key& key, std::string_view text) noexcept {
+void top_value_window::insert(set& s, std::size_t index, std::int64_t epoch, const value_key& key,
+                              std::string_view text) noexcept {
   std::size_t victim = ways;
   std::uint32_t smallest = 0;
   for (std::size_t w = 0; w < ways; ++w) {
@@ -87,14 +80,19 @@ void top_value_window::insert(set& s, const value_key& key, std::string_view tex
       }
       continue;
     }
-    const std::uint32_t c = s.count[w].load(std::memory_order_relaxed);
+    const auto c = static_cast<std::uint32_t>(s.count[w].load(std::memory_order_relaxed) +
+                                              pending(index, w, epoch, s));
     if (victim == ways || c < smallest) {
       victim = w;
       smallest = c;
     }
   }
-  // Space-Saving: the newcomer inherits the smallest count, plus its own request.
+  // Space-Saving: the newcomer inherits the smallest count, plus its own request. The new
+  // generation tells the shards' pending requests of the old value from the newcomer's.
   s.key[victim].store(busy_key, std::memory_order_relaxed);
+  s.generation[victim].store(static_cast<std::uint8_t>(s.generation[victim].load(
+                                 std::memory_order_relaxed) + 1),
+                             std::memory_order_release);
   s.check[victim].store(key.hi, std::memory_order_relaxed);
   std::size_t n = std::min(text.size(), text_room);
   // A cut value ends at a character boundary: never half of a UTF-8 sequence.
@@ -105,18 +103,51 @@ void top_value_window::insert(set& s, const value_key& key, std::string_view tex
   s.key[victim].store(key.lo, std::memory_order_release);
 }
 
+void top_value_window::settle(std::uint64_t word, std::size_t index, std::size_t way,
+                              std::int64_t epoch) noexcept {
+  const std::uint64_t n = word & pending_count_mask;
+  if (n == 0) return;
+  // The word's epoch: the latest one at or before `epoch` with the same low 16 bits.
+  const auto behind = static_cast<std::int64_t>(
+      (static_cast<std::uint64_t>(epoch) - (word >> 48)) & 0xffff);
+  if (behind == 0) return;  // this epoch, an older generation: its value was replaced
+  const std::int64_t then = epoch - behind;
+  if (then < 0 || behind >= static_cast<std::int64_t>(bucket_count)) return;  // left the window
+  set& s = set_at(then, index);
+  const auto generation = static_cast<std::uint8_t>(word >> 32);
+  if (s.epoch.load(std::memory_order_acquire) == then &&
+      s.generation[way].load(std::memory_order_acquire) == generation) {
+    s.count[way].fetch_add(static_cast<std::uint32_t>(n), std::memory_order_relaxed);
+  }
+}
+
+std::uint64_t top_value_window::pending(std::size_t index, std::size_t way, std::int64_t epoch,
+                                        const set& s) const noexcept {
+  const std::uint64_t tag =
+      pending_tag(epoch, s.generation[way].load(std::memory_order_acquire));
+  std::uint64_t total = 0;
+  // Only a thread holding a CPU's shard counts in it, and that shard is in used_shards().
+  stat::for_each_used_shard([&](std::uint32_t shard) {
+    const std::uint64_t p =
+        pending_[shard * set_count_ + index].word[way].load(std::memory_order_relaxed);
+    if ((p & ~pending_count_mask) == tag) total += p & pending_count_mask;
+  });
+  return total;
+}
+
 std::uint64_t top_value_window::count(const value_key& key, std::int64_t now_ms) const noexcept {
   const std::int64_t newest = now_ms / bucket_ms_;
   std::uint64_t total = 0;
   for (std::int64_t epoch = newest - static_cast<std::int64_t>(bucket_count) + 1; epoch <= newest;
        ++epoch) {
     if (epoch < 0) continue;
-    const set& s = set_at(epoch, key);
+    const std::size_t index = set_index(key);
+    const set& s = set_at(epoch, index);
     if (s.epoch.load(std::memory_order_acquire) != epoch) continue;
     for (std::size_t w = 0; w < ways; ++w) {
       if (s.key[w].load(std::memory_order_acquire) == key.lo &&
           s.check[w].load(std::memory_order_relaxed) == key.hi) {
-        total += s.count[w].load(std::memory_order_relaxed);
+        total += s.count[w].load(std::memory_order_relaxed) + pending(index, w, epoch, s);
         break;
       }
     }
@@ -145,7 +176,7 @@ std::vector<top_value_window::counted> top_value_window::values(std::int64_t now
             c.key = key;
             c.text.assign(s.text[w], s.length[w]);
           }
-          c.count += s.count[w].load(std::memory_order_relaxed);
+          c.count += s.count[w].load(std::memory_order_relaxed) + pending(i, w, epoch, s);
         }
       }
       unlock(s);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "param/value_key.hpp"
+#include "stat/writer_shard.hpp"
 
 #include <atomic>
 #include <cstddef>
@@ -28,11 +29,21 @@ namespace floodgate::param_detail {
     candidate: it needs several increments per request on shared lines, over-estimates every
     value by the tail's collisions, and still needs the values' text somewhere for the report.
 
+    A thread that holds its CPU's writer shard (stat/writer_shard.hpp: every request inside an
+    engine call) counts a value present in its set in the shard's own pending word for that
+    slot, with a plain store, and adds it to the set's count `flush_at` requests at a time: the
+    sets' count lines are then written by one core in `flush_at` requests instead of by every
+    core on every request, which is what made two threads no faster than one. Readers add the
+    pending words of every shard, so counts stay exact once writers are quiet. A pending word
+    names the bucket and the slot's generation (bumped when the slot takes another value): the
+    requests of a value replaced meanwhile are dropped with it, as Space-Saving drops the
+    counts of the value it evicts.
+
     @par Thread Safety
     record() is lock-free for a value present in its set (an acquire scan and a relaxed
-    increment). Emptying an expired set and inserting a new value take the set's flag with a
-    try-lock that never waits: if another thread holds it, the request is not counted (see
-    skipped()). count() is lock-free; top() takes each set's flag in turn, briefly (control
+    increment, or a plain store to the caller's own shard). Emptying an expired set and
+    inserting a new value take the set's flag with a try-lock that never waits: if another
+    thread holds it, the request is not counted (see skipped()). count() is lock-free; top() takes each set's flag in turn, briefly (control
     plane). A request racing with the replacement of a cold value may add one to the newcomer.
 */
 class top_value_window {
@@ -42,6 +53,8 @@ class top_value_window {
   /// Bytes of a value's text kept for reports; longer values are shown cut (the count is the
   /// whole value's, since values are told apart by their hash).
   static constexpr std::size_t text_room = 47;
+  /// Requests a writer shard counts on its own before adding them to the shared set.
+  static constexpr std::uint32_t flush_at = 32;
 
   /// A value and its count over the window, merged over the buckets.
   struct counted {
@@ -74,48 +87,81 @@ class top_value_window {
   static constexpr std::uint64_t empty_key = 0;
   static constexpr std::uint64_t busy_key = 1;  // being rewritten: matches no value
 
-  // The first line is what every record() reads and writes: epoch and counts.
+  // The first line is what every record() reads: epoch, generations and counts.
   struct alignas(64) set {
     std::atomic<std::int64_t> epoch;  // the bucket epoch (now_ms / bucket_ms) its slots count
     std::atomic<bool> locked;
-    std::uint8_t length[ways];          // guarded by locked
+    std::uint8_t length[ways];                  // guarded by locked
+    std::atomic<std::uint8_t> generation[ways];  // bumped when a slot takes another value
     std::atomic<std::uint32_t> count[ways];
     alignas(64) std::atomic<std::uint64_t> key[ways];  // key.lo; empty_key or busy_key if none
     std::atomic<std::uint64_t> check[ways];            // key.hi
     char text[ways][text_room + 1];                    // guarded by locked
   };
 
-  set& set_at(std::int64_t epoch, const value_key& key) const noexcept {
-    const auto bucket = static_cast<std::size_t>(epoch) % bucket_count;
-    const auto index =
-        static_cast<std::size_t>((static_cast<detail::uint128>(key.hi) * set_count_) >> 64);
-    return sets_[bucket * set_count_ + index];
+  /// One writer shard's requests not yet added to the sets of one set index (any bucket): per
+  /// slot, (epoch & 0xffff) << 48 | generation << 32 | count, or 0.
+  struct alignas(64) pending_set {
+    std::atomic<std::uint64_t> word[ways];
+  };
+  static std::uint64_t pending_tag(std::int64_t epoch, std::uint8_t generation) noexcept {
+    return (static_cast<std::uint64_t>(epoch) & 0xffff) << 48 |
+           static_cast<std::uint64_t>(generation) << 32;
   }
+  static constexpr std::uint64_t pending_count_mask = 0xffff'ffff;
+
+  std::size_t set_index(const value_key& key) const noexcept {
+    return static_cast<std::size_t>((static_cast<detail::uint128>(key.hi) * set_count_) >> 64);
+  }
+  set& set_at(std::int64_t epoch, std::size_t index) const noexcept {
+    return sets_[static_cast<std::size_t>(epoch) % bucket_count * set_count_ + index];
+  }
+  set& set_at(std::int64_t epoch, const value_key& key) const noexcept {
+    return set_at(epoch, set_index(key));
+  }
+  /// Counts one request for slot `way` of set `index` of `epoch` in `shard`'s pending word.
+  void count_pending(std::uint32_t shard, std::size_t index, std::size_t way, std::int64_t epoch,
+                     set& s) noexcept;
+  /// Adds a pending word of another epoch or generation to its set, if that still holds it.
+  void settle(std::uint64_t word, std::size_t index, std::size_t way,
+              std::int64_t epoch) noexcept;
+  /// The requests of slot `way` of `s` (set `index` of `epoch`) still pending in the shards.
+  std::uint64_t pending(std::size_t index, std::size_t way, std::int64_t epoch,
+                        const set& s) const noexcept;
   static bool try_lock(set& s) noexcept;
   static void lock(set& s) noexcept;
   static void unlock(set& s) noexcept { s.locked.store(false, std::memory_order_release); }
   /// Empties `s` for `epoch`; its flag is held.
   static void reset(set& s, std::int64_t epoch) noexcept;
-  /// Counts `key` in `s` under its flag: increments it if another thread inserted it meanwhile,
-  /// else gives it a free slot or the smallest one.
-  static void insert(set& s, const value_key& key, std::string_view text) noexcept;
+  /// Counts `key` in `s` (set `index` of `epoch`) under its flag: increments it if another
+  /// thread inserted it meanwhile, else gives it a free slot or the smallest one (counting the
+  /// shards' pending requests).
+  void insert(set& s, std::size_t index, std::int64_t epoch, const value_key& key,
+              std::string_view text) noexcept;
 
   std::int64_t bucket_ms_;
   std::size_t set_count_;
   std::unique_ptr<set[]> sets_;  // bucket_count × set_count_
-  std::atomic<std::uint64_t> skipped_{0};
+  std::unique_ptr<pending_set[]> pending_;  // stat::shard_count() × set_count_
+  alignas(64) std::atomic<std::uint64_t> skipped_{0};  // apart from the fields every record() reads
 };
 
 inline void top_value_window::record(const value_key& key, std::string_view text,
                                      std::int64_t now_ms) noexcept {
   const std::int64_t epoch = now_ms / bucket_ms_;
-  set& s = set_at(epoch, key);
+  const std::size_t index = set_index(key);
+  set& s = set_at(epoch, index);
   const std::int64_t current = s.epoch.load(std::memory_order_acquire);
   if (current == epoch) [[likely]] {
     for (std::size_t w = 0; w < ways; ++w) {
       if (s.key[w].load(std::memory_order_acquire) == key.lo &&
           s.check[w].load(std::memory_order_relaxed) == key.hi) {
-        s.count[w].fetch_add(1, std::memory_order_relaxed);
+        const stat::writer_shard ws = stat::this_thread_shard();
+        if (ws.exclusive) [[likely]] {
+          count_pending(ws.index, index, w, epoch, s);
+        } else {
+          s.count[w].fetch_add(1, std::memory_order_relaxed);
+        }
         return;
       }
     }
@@ -133,8 +179,34 @@ inline void top_value_window::record(const value_key& key, std::string_view text
     unlock(s);
     return;
   }
-  insert(s, key, text);
+  insert(s, index, epoch, key, text);
   unlock(s);
+}
+
+}  // namespace floodgate::param_detail
+
+namespace floodgate::param_detail {
+
+inline void top_value_window::count_pending(std::uint32_t shard, std::size_t index,
+                                            std::size_t way, std::int64_t epoch,
+                                            set& s) noexcept {
+  auto& word = pending_[shard * set_count_ + index].word[way];
+  const std::uint64_t tag =
+      pending_tag(epoch, s.generation[way].load(std::memory_order_acquire));
+  const std::uint64_t p = word.load(std::memory_order_relaxed);  // only this shard writes it
+  if ((p & ~pending_count_mask) == tag && p != 0) [[likely]] {
+    const std::uint64_t n = (p & pending_count_mask) + 1;
+    if (n < flush_at) {
+      word.store(tag | n, std::memory_order_relaxed);
+      return;
+    }
+    // Readers may miss these requests between the two stores, never count them twice.
+    word.store(tag, std::memory_order_relaxed);
+    s.count[way].fetch_add(static_cast<std::uint32_t>(n), std::memory_order_relaxed);
+    return;
+  }
+  settle(p, index, way, epoch);
+  word.store(tag | 1, std::memory_order_relaxed);
 }
 
 }  // namespace floodgate::param_detail

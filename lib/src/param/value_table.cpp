@@ -1,18 +1,11 @@
 #include "param/value_table.hpp"
+#include "param/set_flag.hpp"
 
 namespace floodgate::param_detail {
 
 namespace {
 
 constexpr int lock_spins = 64;
-
-void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
 
 }  // namespace
 
@@ -36,14 +29,7 @@ value_table::value_table(std::size_t capacity)
 value_table::~value_table() = default;
 
 bool value_table::try_lock(set& s) noexcept {
-  for (int i = 0; i < lock_spins; ++i) {
-    if (!s.locked.load(std::memory_order_relaxed) &&
-        !s.locked.exchange(true, std::memory_order_acquire)) {
-      return true;
-    }
-    cpu_relax();
-  }
-  return false;
+  return try_take(s.locked, lock_spins);
 }
 
 std::size_t value_table::take_victim(set& s) noexcept {

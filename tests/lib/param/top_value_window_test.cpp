@@ -2,6 +2,8 @@
 #include "param/hot_key_tracker.hpp"
 #include "param/top_value_window.hpp"
 
+#include "stat/writer_shard.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,6 +11,7 @@
 #include <thread>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -16,9 +19,22 @@
 namespace floodgate::param_detail {
 namespace {
 
-struct TopValueWindow : ::testing::Test {
+// Every single-thread test runs twice: from a thread that holds no writer shard (requests go
+// straight to the shared sets) and from one that holds its CPU's shard, as a request inside an
+// engine call does (requests of known values wait in the shard's pending words).
+struct TopValueWindow : ::testing::TestWithParam<bool> {
   value_hasher hasher{42};
   top_value_window window{5000, 512};  // 5 s in 10 buckets of 500 ms
+  std::optional<stat::shard_claim> claim;
+
+  void SetUp() override {
+    if (GetParam()) {
+      claim.emplace();
+      if (!stat::this_thread_shard().exclusive) {
+        GTEST_SKIP() << "this thread could not claim its CPU's writer shard";
+      }
+    }
+  }
 
   void record(const std::string& v, std::int64_t now_ms, int times = 1) {
     for (int i = 0; i < times; ++i) window.record(hasher(v), v, now_ms);
@@ -28,7 +44,7 @@ struct TopValueWindow : ::testing::Test {
   }
 };
 
-TEST_F(TopValueWindow, ReportsValuesHighestFirstWithTheirCounts) {
+TEST_P(TopValueWindow, ReportsValuesHighestFirstWithTheirCounts) {
   record("a", 1000, 3);
   record("b", 1000, 7);
   record("c", 1200, 5);
@@ -44,7 +60,7 @@ TEST_F(TopValueWindow, ReportsValuesHighestFirstWithTheirCounts) {
   EXPECT_EQ(count("nobody", 1200), 0u);
 }
 
-TEST_F(TopValueWindow, CountsSumOverTheBucketsOfTheWindowAndExpireBucketByBucket) {
+TEST_P(TopValueWindow, CountsSumOverTheBucketsOfTheWindowAndExpireBucketByBucket) {
   record("a", 10'000, 4);  // bucket [10000, 10500)
   record("a", 12'000, 6);  // bucket [12000, 12500)
   EXPECT_EQ(count("a", 12'000), 10u);
@@ -56,7 +72,7 @@ TEST_F(TopValueWindow, CountsSumOverTheBucketsOfTheWindowAndExpireBucketByBucket
   EXPECT_TRUE(window.values(17'000).empty());
 }
 
-TEST_F(TopValueWindow, ABucketIsEmptiedWhenItsTimeComesAgain) {
+TEST_P(TopValueWindow, ABucketIsEmptiedWhenItsTimeComesAgain) {
   record("old", 10'000, 9);
   record("new", 15'000, 2);  // the same ring position, one window later
   const auto values = window.values(15'000);
@@ -65,13 +81,13 @@ TEST_F(TopValueWindow, ABucketIsEmptiedWhenItsTimeComesAgain) {
   EXPECT_EQ(values[0].count, 2u);
 }
 
-TEST_F(TopValueWindow, RequestsOlderThanTheirBucketAreNotCounted) {
+TEST_P(TopValueWindow, RequestsOlderThanTheirBucketAreNotCounted) {
   record("a", 15'000);
   record("a", 10'000);  // a thread that read the clock a window ago
   EXPECT_EQ(count("a", 15'000), 1u);
 }
 
-TEST_F(TopValueWindow, LongValuesAreShownCutButCountedWhole) {
+TEST_P(TopValueWindow, LongValuesAreShownCutButCountedWhole) {
   const std::string long_a(100, 'a');
   std::string long_b = long_a;
   long_b.back() = 'b';
@@ -84,7 +100,7 @@ TEST_F(TopValueWindow, LongValuesAreShownCutButCountedWhole) {
   EXPECT_EQ(values[1].count, 1u);
 }
 
-TEST_F(TopValueWindow, ANewValueInAFullSetInheritsTheSmallestCount) {
+TEST_P(TopValueWindow, ANewValueInAFullSetInheritsTheSmallestCount) {
   top_value_window tiny{5000, top_value_window::ways};  // one set of 8 slots per bucket
   for (int v = 0; v < 8; ++v) {
     const std::string text = "v" + std::to_string(v);
@@ -96,7 +112,7 @@ TEST_F(TopValueWindow, ANewValueInAFullSetInheritsTheSmallestCount) {
   EXPECT_EQ(tiny.count(hasher("v7"), 1000), 8u);
 }
 
-TEST_F(TopValueWindow, MemoryStaysFixedUnderTenMillionDistinctValues) {
+TEST_P(TopValueWindow, MemoryStaysFixedUnderTenMillionDistinctValues) {
   const std::size_t before = window.memory_bytes();
   char buffer[integer_text_size];
   for (std::int64_t i = 0; i < 10'000'000; ++i) {
@@ -108,7 +124,7 @@ TEST_F(TopValueWindow, MemoryStaysFixedUnderTenMillionDistinctValues) {
   EXPECT_EQ(window.skipped(), 0u) << "one thread never finds a set busy";
 }
 
-TEST_F(TopValueWindow, ConcurrentRequestsOfAKnownValueAreAllCountedWhileReadersMerge) {
+TEST_P(TopValueWindow, ConcurrentRequestsOfAKnownValueAreAllCountedWhileReadersMerge) {
   record("hot", 1000);
   std::atomic<bool> done{false};
   std::thread reader([&] {
@@ -118,6 +134,9 @@ TEST_F(TopValueWindow, ConcurrentRequestsOfAKnownValueAreAllCountedWhileReadersM
   for (int t = 0; t < 4; ++t) {
     writers.emplace_back([&, t] {
       for (int i = 0; i < 20'000; ++i) {
+        // Half the writers hold their CPU's shard per request, as engine calls do.
+        std::optional<stat::shard_claim> held;
+        if (t % 2 == 0) held.emplace();
         record("hot", 1000);
         record("cold-" + std::to_string(t) + "-" + std::to_string(i % 10), 1000);
       }
@@ -131,6 +150,37 @@ TEST_F(TopValueWindow, ConcurrentRequestsOfAKnownValueAreAllCountedWhileReadersM
   for (const auto& v : window.values(1000)) cold += v.text == "hot" ? 0 : v.count;
   EXPECT_EQ(cold + window.skipped(), 80'000u) << "a new value is counted or counted as skipped";
 }
+
+TEST_P(TopValueWindow, CountsAreExactAcrossFlushesOfAShardsPendingRequests) {
+  const int n = 3 * static_cast<int>(top_value_window::flush_at) + 5;
+  record("a", 1000, n);
+  EXPECT_EQ(count("a", 1000), static_cast<std::uint64_t>(n));
+  EXPECT_EQ(window.values(1000).at(0).count, static_cast<std::uint64_t>(n));
+  record("a", 1600, 2);  // the next bucket settles the first one's pending requests
+  EXPECT_EQ(count("a", 1600), static_cast<std::uint64_t>(n) + 2);
+  EXPECT_EQ(count("a", 5999), static_cast<std::uint64_t>(n) + 2);
+  EXPECT_EQ(count("a", 6000), 2u) << "the first bucket left the window, pending or not";
+}
+
+TEST_P(TopValueWindow, AReplacedValuesRequestsAreNotGivenToTheNewcomer) {
+  top_value_window tiny{5000, top_value_window::ways};  // one set of 8 slots per bucket
+  for (int v = 0; v < 8; ++v) {
+    const std::string text = "v" + std::to_string(v);
+    for (int i = 0; i < 3 + v; ++i) tiny.record(hasher(text), text, 1000);  // v0: 3 ... v7: 10
+  }
+  tiny.record(hasher("new"), "new", 1000);  // replaces v0, inheriting its 3
+  tiny.record(hasher("new"), "new", 1000);
+  EXPECT_EQ(tiny.count(hasher("new"), 1000), 5u) << "3 inherited + its own 2, nothing more";
+  EXPECT_EQ(tiny.count(hasher("v0"), 1000), 0u);
+  tiny.record(hasher("v0"), "v0", 1000);  // v0 comes back in place of the smallest (v1: 4)
+  EXPECT_EQ(tiny.count(hasher("v0"), 1000), 5u) << "4 inherited + 1; its old 3 stay dropped";
+  EXPECT_EQ(tiny.count(hasher("new"), 1000), 5u);
+}
+
+INSTANTIATE_TEST_SUITE_P(WriterShards, TopValueWindow, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& p) {
+                           return p.param ? "InACpuShard" : "Shared";
+                         });
 
 /// Zipf(s) over ranks 1..n by inverse transform on the cumulative weights.
 class zipf {
