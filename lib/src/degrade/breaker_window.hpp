@@ -2,6 +2,7 @@
 #pragma once
 
 #include "stat/leap_array.hpp"
+#include "stat/shard_blocks.hpp"
 #include "stat/tagged_cell.hpp"
 #include "stat/writer_shard.hpp"
 
@@ -18,7 +19,8 @@ namespace floodgate::detail {
 
     The counts are kept per writer shard (stat/writer_shard.hpp): a thread that holds its CPU's
     shard updates that CPU's cache line with a plain load and store, so completions on several cores do
-    not take turns on one line. Each counter is a tagged cell (stat/tagged_cell.hpp) holding its
+    not take turns on one line. A shard's line is allocated by its first completion
+    (stat/shard_blocks.hpp); should that fail, the completion counts in the shared shard 0. Each counter is a tagged cell (stat/tagged_cell.hpp) holding its
     window number, so a new window replaces the old counts without a reset step or a lock.
     reset() moves every later window number one ahead: cells written before it belong to a window
     no reader asks for any more.
@@ -40,7 +42,7 @@ class breaker_window {
   };
 
   explicit breaker_window(std::int64_t interval_ms)
-      : interval_ms_(interval_ms), shards_(new shard[stat::shard_count()]) {}
+      : interval_ms_(interval_ms) {}
 
   /** Records one completed request at `now_ms` and returns the counts of its window; zero
       counts when this request cannot trip anything: its window is already over, or it is good
@@ -48,11 +50,19 @@ class breaker_window {
   counts record(std::int64_t now_ms, bool bad, std::uint64_t enough) noexcept {
     const std::uint64_t tag = tag_at(now_ms);
     const stat::writer_shard ws = stat::this_thread_shard();
-    shard& s = shards_[ws.index];
-    if (bad) {
-      add(s.bad, tag, ws.exclusive);
+    std::uint32_t index = ws.index;
+    bool exclusive = ws.exclusive;
+    shard* s = shards_.get(index);
+    if (s == nullptr) [[unlikely]] {
+      s = shards_.fallback(index, exclusive, 1);
+      if (s == nullptr) {
+        return {};  // no memory for even the shared shard: not counted
+      }
     }
-    const std::uint64_t own = add(s.total, tag, ws.exclusive);
+    if (bad) {
+      add(s->bad, tag, exclusive);
+    }
+    const std::uint64_t own = add(s->total, tag, exclusive);
     if (own == 0 || (!bad && own > enough)) {
       return {};
     }
@@ -87,8 +97,10 @@ class breaker_window {
   counts sum(std::uint64_t tag) const noexcept {
     counts c;
     stat::for_each_used_shard([&](std::uint32_t i) {
-      c.total += stat::cell_value(shards_[i].total.load(std::memory_order_acquire), tag);
-      c.bad += stat::cell_value(shards_[i].bad.load(std::memory_order_acquire), tag);
+      if (const shard* s = shards_.get(i)) {
+        c.total += stat::cell_value(s->total.load(std::memory_order_acquire), tag);
+        c.bad += stat::cell_value(s->bad.load(std::memory_order_acquire), tag);
+      }
     });
     c.bad = std::min(c.bad, c.total);
     return c;
@@ -125,7 +137,7 @@ class breaker_window {
   std::int64_t interval_ms_;
   stat::fast_divider by_interval_{interval_ms_};
   std::atomic<std::int64_t> base_{0};  // added to window numbers; reset() advances it
-  std::unique_ptr<shard[]> shards_;
+  stat::shard_blocks<shard> shards_;
 };
 
 }  // namespace floodgate::detail

@@ -31,7 +31,7 @@ namespace floodgate::detail {
     All members may be called from any number of threads. Observers run on the thread that made
     the transition, after it is visible.
 */
-class alignas(128) circuit_breaker_impl final : public circuit_breaker {
+class alignas(64) circuit_breaker_impl final : public circuit_breaker {
  public:
   /// What try_pass() decided.
   struct admission {
@@ -139,13 +139,14 @@ class alignas(128) circuit_breaker_impl final : public circuit_breaker {
   void settle_half_open(std::int64_t w, std::int64_t now_ms, bool bad) noexcept;
   void open_from_closed(std::int64_t w, std::int64_t now_ms, double value) noexcept;
 
-  // Written by transitions only; read by every entry.
-  alignas(128) std::atomic<std::int64_t> word_;
-  // Written by every exit.
-  alignas(128) breaker_window window_;
+  // Nothing here is written per request: the window's counters live in per-shard lines of their
+  // own (breaker_window), the state word changes only on transitions. So the object needs no
+  // padding inside; it starts a cache line of its own so no neighbour's writes evict it.
+  std::atomic<std::int64_t> word_;  // written by transitions only; read by every entry
+  breaker_window window_;
 
   // Read-only after construction.
-  alignas(128) degrade_grade grade_;
+  degrade_grade grade_;
   bool slow_grade_;
   double threshold_;
   std::int64_t max_rt_ms_;

@@ -111,7 +111,7 @@ class engine_impl {
   std::shared_ptr<const system_status_source> system_status_;
   std::atomic<std::uint64_t> internal_errors_{0};
   struct alignas(64) point_memo {
-    stat::write_point point{std::numeric_limits<std::int64_t>::min(), 0, 0, 0, 0, 0, false};
+    stat::write_point point{std::numeric_limits<std::int64_t>::min(), 0, 0, 0, 0, false};
   };
   std::unique_ptr<point_memo[]> points_;  // one per writer shard, written by its owner only
 

@@ -44,8 +44,6 @@ std::int64_t retry_after(const std::uint64_t* values, std::uint64_t total, std::
 
 }  // namespace
 
-admission_window::admission_window() : leases_(new lease_word[stat::shard_count()]) {}
-
 void admission_window::return_lease(std::atomic<std::uint64_t>& lease,
                                     std::int64_t window) noexcept {
   const std::uint64_t old = lease.load(std::memory_order_relaxed);
@@ -78,7 +76,11 @@ bool admission_window::reclaim_idle_leases(std::int64_t window, std::int64_t now
                                            std::uint32_t own) noexcept {
   bool reclaimed = false;
   for (std::uint32_t i = 1, n = stat::shard_count(); i < n; ++i) {
-    lease_word& l = leases_[i];
+    lease_word* lp = leases_.get(i);
+    if (lp == nullptr) {
+      continue;  // that shard never booked: it holds no lease
+    }
+    lease_word& l = *lp;
     const auto idle = [&] {
       return i != own && (l.word.load(std::memory_order_relaxed) & stat::cell_value_mask) != 0 &&
              now_ms - l.leased_ms.load(std::memory_order_relaxed) >= lease_period_ms;
@@ -142,7 +144,7 @@ admission_window::admission admission_window::admit_once(std::int64_t now_ms,
   const std::int64_t w = s.window_of(std::max<std::int64_t>(now_ms, 0));
   const stat::writer_shard ws = stat::this_thread_shard();
   std::atomic<std::uint64_t>* lease = nullptr;
-  lease_word* own = ws.exclusive ? &leases_[ws.index] : nullptr;
+  lease_word* own = ws.exclusive ? leases_.create(ws.index, 1) : nullptr;
   const std::uint64_t refunds = refunds_.load(std::memory_order_acquire);
   if (own != nullptr) {
     if (own->refused_ms == now_ms && own->refused_acquire == acquire &&

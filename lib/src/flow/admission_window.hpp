@@ -2,6 +2,7 @@
 // overshoot.
 #pragma once
 
+#include "stat/shard_blocks.hpp"
 #include "stat/statistic_node.hpp"
 #include "stat/tagged_cell.hpp"
 
@@ -88,7 +89,7 @@ class admission_window {
   /// How long a lease is its shard's alone: afterwards a refused request may take it back.
   static constexpr std::int64_t lease_period_ms = 10;
 
-  admission_window();
+  admission_window() = default;
 
   /// True when the window can follow `s`: 1 to 16 samples that divide the interval evenly.
   static bool supports(const window_shape& s) noexcept {
@@ -117,7 +118,11 @@ class admission_window {
     if (!ws.exclusive) {
       return false;
     }
-    auto& lease = leases_[ws.index].word;
+    lease_word* own = leases_.get(ws.index);
+    if (own == nullptr) {
+      return false;
+    }
+    auto& lease = own->word;
     const std::uint64_t held = lease.load(std::memory_order_relaxed);
     if ((held >> stat::cell_value_bits) != stat::cell_tag(window) ||
         (held & stat::cell_value_mask) < acquire) {
@@ -188,9 +193,11 @@ class admission_window {
     std::uint32_t refused_acquire = 0;
   };
 
+  // One per writer shard, created by the shard's first booking (stat/shard_blocks.hpp); a
+  // shard whose creation failed books without a lease, like a thread without a shard.
+  stat::shard_blocks<lease_word> leases_;
+  std::atomic<std::uint64_t> refunds_{0};  // counts refunds (rare: may share the read-only line)
   alignas(64) std::atomic<std::uint64_t> cells_[ring_size] = {};
-  std::unique_ptr<lease_word[]> leases_;               // one per writer shard
-  alignas(64) std::atomic<std::uint64_t> refunds_{0};  // counts refunds (rare)
 };
 
 }  // namespace floodgate::flow

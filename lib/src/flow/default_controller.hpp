@@ -31,7 +31,7 @@ namespace floodgate::flow {
 */
 class default_controller {
  public:
-  default_controller(flow_grade grade, double count) noexcept : grade_(grade), count_(count) {}
+  default_controller(flow_grade grade, double count) : grade_(grade), count_(count) {}
 
   /** Decides one entry; `booking` receives what was taken. `can_hold` is false when the slot
       could not release an in-flight slot at exit (a rule beyond the 32 tracked per resource). */
@@ -72,10 +72,12 @@ class default_controller {
   slot_verdict check_concurrency(const flow_request& req, const stat::statistic_node& node,
                                  flow_booking& booking) noexcept;
 
+  // A QPS rule writes only its admission window, a concurrency rule only `in_flight_`: the
+  // two never contend, so `in_flight_` needs no line of its own.
   flow_grade grade_;
   double count_;
+  std::atomic<std::int64_t> in_flight_{0};
   admission_window admissions_;
-  alignas(64) std::atomic<std::int64_t> in_flight_{0};
 };
 
 }  // namespace floodgate::flow

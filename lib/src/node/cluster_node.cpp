@@ -2,18 +2,24 @@
 
 namespace floodgate::node {
 
-resource_totals::resource_totals() : block_(new shard_words[stat::shard_count()]) {
-  for (std::uint32_t i = 0; i < stat::shard_count(); ++i) {
-    for (auto& w : block_[i].w) {
-      w.store(0, std::memory_order_relaxed);
-    }
+void totals_layout::add_slow(blocks& b, std::uint32_t shard, bool exclusive, std::size_t word,
+                             std::uint64_t n) noexcept {
+  block* own = b.fallback(shard, exclusive, 1);
+  if (own == nullptr) {
+    return;  // no memory for even the shared shard's block: not counted
+  }
+  auto& c = own->w[word];
+  if (exclusive) {
+    c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  } else {
+    c.fetch_add(n, std::memory_order_relaxed);
   }
 }
 
 std::uint64_t resource_totals::completed() const noexcept {
   std::uint64_t n = 0;
-  for (const auto& b : duration) {
-    n += b.load();
+  for (std::size_t i = 0; i < duration.size(); ++i) {
+    n += duration[i].load();
   }
   return n;
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <floodgate/chain/block.hpp>
+#include "stat/shard_blocks.hpp"
 #include "stat/statistic_node.hpp"
 #include "stat/writer_shard.hpp"
 
@@ -33,51 +34,11 @@ inline constexpr std::array<std::int64_t, duration_buckets.size()> duration_buck
   return ns;
 }();
 
-/** A monotonic counter kept once per writer shard (see stat/writer_shard.hpp): a thread adds
-    to its own shard with a plain store; load() sums the shards. A view into the shard-major
-    block of @ref resource_totals, so one thread's counters share its own cache lines. */
-class sharded_counter {
- public:
-  sharded_counter(std::atomic<std::uint64_t>* first, std::size_t stride) noexcept
-      : first_(first), stride_(stride) {}
-
-  void fetch_add(std::uint64_t n, std::memory_order = std::memory_order_relaxed) noexcept {
-    const stat::writer_shard shard = stat::this_thread_shard();
-    auto& c = first_[shard.index * stride_];
-    if (shard.exclusive) {
-      c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-    } else {
-      c.fetch_add(n, std::memory_order_relaxed);
-    }
-  }
-  /// fetch_add into the shard of a write point already computed for this thread.
-  void add(const stat::write_point& p, std::uint64_t n = 1) noexcept {
-    auto& c = first_[p.shard * stride_];
-    if (p.exclusive) [[likely]] {
-      c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-    } else {
-      c.fetch_add(n, std::memory_order_relaxed);
-    }
-  }
-  std::uint64_t load(std::memory_order = std::memory_order_relaxed) const noexcept {
-    std::uint64_t sum = 0;
-    stat::for_each_used_shard(
-        [&](std::uint32_t i) { sum += first_[i * stride_].load(std::memory_order_relaxed); });
-    return sum;
-  }
-
- private:
-  std::atomic<std::uint64_t>* first_;
-  std::size_t stride_;
-};
-
-/** Exact, monotonic counters since start, for Prometheus. Written on the request path into the
-    writer's shard; read (summed) at scrape time. */
-class resource_totals {
+/** Where resource_totals keeps each counter in a shard's block. What every passed entry writes
+    comes first, so it shares one line: passed, duration_sum_ns, the origin cache, then
+    duration[] (its first buckets hold most requests), errors, dry_run_blocks and blocked[]. */
+struct totals_layout {
   static constexpr std::size_t histogram_size = duration_buckets.size() + 1;
-  // Words per shard, rounded up to whole cache lines. What every passed entry writes comes
-  // first, so it shares one line: passed, duration_sum_ns, the origin cache, then duration[]
-  // (its first buckets hold most requests), errors, dry_run_blocks and blocked[].
   static constexpr std::size_t passed_index = 0;
   static constexpr std::size_t sum_index = 1;
   static constexpr std::size_t cache_index = 2;
@@ -85,48 +46,128 @@ class resource_totals {
   static constexpr std::size_t errors_index = duration_index + histogram_size;
   static constexpr std::size_t dry_run_index = errors_index + 1;
   static constexpr std::size_t blocked_index = dry_run_index + 1;
+  /// Words per shard, rounded up to whole cache lines.
   static constexpr std::size_t words = (blocked_index + block_reason_count + 7) / 8 * 8;
 
+  /// One writer shard's counters (created by its first write: stat/shard_blocks.hpp).
+  struct alignas(64) block {
+    std::atomic<std::uint64_t> w[words] = {};
+  };
+  using blocks = stat::shard_blocks<block>;
+
+  /// Adds `n` to word `word` of the block of the writer (`shard`, `exclusive`): a plain store
+  /// when the writer holds its shard, else an atomic add; into shard 0 if memory for the
+  /// writer's block ran out (dropped only if shard 0's could not be created either).
+  [[gnu::always_inline]] static void add(blocks& b, std::uint32_t shard, bool exclusive,
+                                         std::size_t word, std::uint64_t n) noexcept {
+    block* own = b.get(shard);
+    if (exclusive && own != nullptr) [[likely]] {
+      auto& c = own->w[word];
+      c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+      return;
+    }
+    add_slow(b, shard, exclusive, word, n);
+  }
+  /// add() for a shared shard or a block not created yet.
+  static void add_slow(blocks& b, std::uint32_t shard, bool exclusive, std::size_t word,
+                       std::uint64_t n) noexcept;
+  /// Word `word` summed over the shards written so far.
+  static std::uint64_t sum(const blocks& b, std::size_t word) noexcept {
+    std::uint64_t total = 0;
+    stat::for_each_used_shard([&](std::uint32_t i) {
+      if (const block* own = b.get(i)) total += own->w[word].load(std::memory_order_relaxed);
+    });
+    return total;
+  }
+};
+
+/** A monotonic counter kept once per writer shard (see stat/writer_shard.hpp): a thread adds
+    to its own shard with a plain store; load() sums the shards. A view into the per-shard
+    blocks of @ref resource_totals, so one thread's counters share its own cache lines. */
+class sharded_counter {
  public:
-  resource_totals();
+  sharded_counter(totals_layout::blocks* blocks, std::size_t word) noexcept
+      : blocks_(blocks), word_(word) {}
+
+  void fetch_add(std::uint64_t n, std::memory_order = std::memory_order_relaxed) noexcept {
+    const stat::writer_shard shard = stat::this_thread_shard();
+    totals_layout::add(*blocks_, shard.index, shard.exclusive, word_, n);
+  }
+  /// fetch_add into the shard of a write point already computed for this thread.
+  void add(const stat::write_point& p, std::uint64_t n = 1) noexcept {
+    totals_layout::add(*blocks_, p.shard, p.exclusive, word_, n);
+  }
+  std::uint64_t load(std::memory_order = std::memory_order_relaxed) const noexcept {
+    return totals_layout::sum(*blocks_, word_);
+  }
+
+ private:
+  totals_layout::blocks* blocks_;
+  std::size_t word_;
+};
+
+/** `N` consecutive counters of @ref resource_totals (blocked[], duration[]): one view for the
+    array, handing out a counter's view by index. */
+template <std::size_t N>
+class sharded_counters {
+ public:
+  sharded_counters(totals_layout::blocks* blocks, std::size_t first) noexcept
+      : blocks_(blocks), first_(first) {}
+  sharded_counter operator[](std::size_t i) const noexcept { return {blocks_, first_ + i}; }
+  static constexpr std::size_t size() noexcept { return N; }
+
+  /// Walks the counters in order (a range-for yields each counter's view by value).
+  class iterator {
+   public:
+    iterator(const sharded_counters* owner, std::size_t i) noexcept : owner_(owner), i_(i) {}
+    sharded_counter operator*() const noexcept { return (*owner_)[i_]; }
+    iterator& operator++() noexcept {
+      ++i_;
+      return *this;
+    }
+    bool operator==(const iterator&) const noexcept = default;
+
+   private:
+    const sharded_counters* owner_;
+    std::size_t i_;
+  };
+  iterator begin() const noexcept { return {this, 0}; }
+  iterator end() const noexcept { return {this, N}; }
+
+ private:
+  totals_layout::blocks* blocks_;
+  std::size_t first_;
+};
+
+/** Exact, monotonic counters since start, for Prometheus. Written on the request path into the
+    writer's shard; read (summed) at scrape time. */
+class resource_totals : totals_layout {
+ public:
+  resource_totals() = default;
   resource_totals(const resource_totals&) = delete;
   resource_totals& operator=(const resource_totals&) = delete;
 
  private:
-  struct alignas(64) shard_words {
-    std::atomic<std::uint64_t> w[words];
-  };
-  std::unique_ptr<shard_words[]> block_;
-  std::atomic<std::uint64_t>* at(std::size_t word) noexcept { return &block_[0].w[word]; }
+  blocks blocks_;
   void bump(const stat::write_point& p, std::size_t word, std::uint64_t n) noexcept {
-    auto& c = block_[p.shard].w[word];
-    if (p.exclusive) [[likely]] {
-      c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-    } else {
-      c.fetch_add(n, std::memory_order_relaxed);
-    }
-  }
-  template <std::size_t... I>
-  std::array<sharded_counter, sizeof...(I)> counters(std::size_t first,
-                                                     std::index_sequence<I...>) noexcept {
-    return {sharded_counter(at(first + I), words)...};
+    add(blocks_, p.shard, p.exclusive, word, n);
   }
 
  public:
-  sharded_counter passed{at(passed_index), words};
-  std::array<sharded_counter, block_reason_count> blocked =
-      counters(blocked_index, std::make_index_sequence<block_reason_count>{});
-  sharded_counter errors{at(errors_index), words};           ///< completed with an error
-  sharded_counter dry_run_blocks{at(dry_run_index), words};  ///< would-be flow blocks
+  sharded_counter passed{&blocks_, passed_index};
+  sharded_counters<block_reason_count> blocked{&blocks_, blocked_index};
+  sharded_counter errors{&blocks_, errors_index};           ///< completed with an error
+  sharded_counter dry_run_blocks{&blocks_, dry_run_index};  ///< would-be flow blocks
   /// Completed requests per duration bucket (not cumulative; the last is +Inf).
-  std::array<sharded_counter, histogram_size> duration =
-      counters(duration_index, std::make_index_sequence<histogram_size>{});
-  sharded_counter duration_sum_ns{at(sum_index), words};
+  sharded_counters<histogram_size> duration{&blocks_, duration_index};
+  sharded_counter duration_sum_ns{&blocks_, sum_index};
 
-  /// A word of `shard`'s own block that the engine keeps the shard's last origin node in (a
-  /// one-entry cache in front of the origin table; on the shard's own cache line).
-  std::atomic<std::uint64_t>& cache_word(std::uint32_t shard) noexcept {
-    return block_[shard].w[cache_index];
+  /** A word of `shard`'s own block that the engine keeps the shard's last origin node in (a
+      one-entry cache in front of the origin table; on the shard's own cache line). Null when
+      that block is absent and memory for it ran out (no cache then). */
+  std::atomic<std::uint64_t>* cache_word(std::uint32_t shard) noexcept {
+    block* own = blocks_.create(shard, 1);
+    return own != nullptr ? &own->w[cache_index] : nullptr;
   }
   /// One passed request, in `p`'s shard (passed.add(p) with the word addressed directly).
   void count_pass(const stat::write_point& p) noexcept { bump(p, passed_index, 1); }
@@ -136,8 +177,17 @@ class resource_totals {
     while (i < duration_bucket_ns.size() && ns > duration_bucket_ns[i]) {
       ++i;
     }
-    bump(p, duration_index + i, 1);
-    bump(p, sum_index, static_cast<std::uint64_t>(ns > 0 ? ns : 0));
+    const auto sum = static_cast<std::uint64_t>(ns > 0 ? ns : 0);
+    block* own = blocks_.get(p.shard);
+    if (p.exclusive && own != nullptr) [[likely]] {  // both words in one block
+      auto& n = own->w[duration_index + i];
+      auto& s = own->w[sum_index];
+      n.store(n.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      s.store(s.load(std::memory_order_relaxed) + sum, std::memory_order_relaxed);
+      return;
+    }
+    add_slow(blocks_, p.shard, p.exclusive, duration_index + i, 1);
+    add_slow(blocks_, p.shard, p.exclusive, sum_index, sum);
   }
   std::uint64_t completed() const noexcept;
 };

@@ -199,15 +199,18 @@ class node_registry {
     if (origin.empty()) {
       return nullptr;
     }
-    auto& slot = resource.totals().cache_word(shard);
-    auto* last = reinterpret_cast<origin_node*>(slot.load(std::memory_order_acquire));
+    std::atomic<std::uint64_t>* slot = resource.totals().cache_word(shard);
+    if (slot == nullptr) [[unlikely]] {
+      return this->origin(resource, origin, origin_hash);
+    }
+    auto* last = reinterpret_cast<origin_node*>(slot->load(std::memory_order_acquire));
     if (last != nullptr && last->origin_hash() == origin_hash &&
         same_name(last->origin(), origin)) {
       return last;
     }
     origin_node* n = this->origin(resource, origin, origin_hash);
     if (n != nullptr && !n->overflow()) {  // the overflow node stands for many names
-      slot.store(reinterpret_cast<std::uint64_t>(n), std::memory_order_release);
+      slot->store(reinterpret_cast<std::uint64_t>(n), std::memory_order_release);
     }
     return n;
   }

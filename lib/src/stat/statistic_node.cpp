@@ -12,7 +12,7 @@ constexpr int minute_interval_ms = 60'000;
 
 statistic_node::statistic_node(const window_config& cfg)
     : cfg_(cfg),
-      second_(cfg.second_sample_count, cfg.second_interval_ms, static_cast<int>(shard_count())),
+      second_(cfg.second_sample_count, cfg.second_interval_ms),
       borrow_(cfg.second_sample_count * 2, cfg.second_interval_ms * 2) {}
 
 statistic_node::~statistic_node() { delete minute_.load(std::memory_order_acquire); }
@@ -40,8 +40,19 @@ statistic_node::minute_window* statistic_node::minute_for_fold() noexcept {
 
 void statistic_node::add_concurrency(std::int64_t delta) noexcept {
   const writer_shard shard = this_thread_shard();
-  auto& c = second_.at(second_.ring_start(shard.index)).concurrency;
-  if (shard.exclusive) {
+  write_point p{};
+  p.shard = shard.index;
+  p.exclusive = shard.exclusive;
+  add_concurrency(p, delta);
+}
+
+void statistic_node::add_concurrency_slow(write_point p, std::int64_t delta) noexcept {
+  second_bucket* ring = ring_for(p);
+  if (ring == nullptr) {
+    return;
+  }
+  auto& c = ring[0].concurrency;
+  if (p.exclusive) {
     c.store(c.load(std::memory_order_relaxed) + delta, std::memory_order_relaxed);
   } else {
     c.fetch_add(delta, std::memory_order_relaxed);
@@ -51,7 +62,9 @@ void statistic_node::add_concurrency(std::int64_t delta) noexcept {
 std::int64_t statistic_node::concurrency() const noexcept {
   std::int64_t sum = 0;
   for_each_used_shard([&](std::uint32_t i) {
-    sum += second_.at(second_.ring_start(i)).concurrency.load(std::memory_order_relaxed);
+    if (const second_bucket* ring = rings_.get(i)) {
+      sum += ring[0].concurrency.load(std::memory_order_relaxed);
+    }
   });
   return sum;
 }
@@ -71,7 +84,11 @@ void statistic_node::add_second_slow(metric_event e, write_point p, std::uint64_
   if (minute() == nullptr) [[unlikely]] {
     note_window(p.window);
   }
-  auto& cell = second_.at(p.bucket).cells[static_cast<std::size_t>(e)];
+  second_bucket* ring = ring_for(p);
+  if (ring == nullptr) [[unlikely]] {
+    return;
+  }
+  auto& cell = ring[p.bucket].cells[static_cast<std::size_t>(e)];
   const cell_add_result r =
       p.exclusive ? cell_add_exclusive(cell, p.tag, n) : cell_add_displacing(cell, p.tag, n);
   if (!r.rejected && r.displaced == 0) [[likely]] {
@@ -95,24 +112,37 @@ void statistic_node::add_second_slow(metric_event e, write_point p, std::uint64_
   }
 }
 
+// The slow paths resolve the writer's ring once (ring_for may move `p` to the shared shard), then
+// go straight to the per-cell slow path, which finds the ring with one load.
+
 void statistic_node::record_pass_slow(write_point p, std::uint32_t n) noexcept {
-  add_second(metric_event::pass, p, n);
-  add_concurrency(p, 1);
+  if (ring_for(p) == nullptr) [[unlikely]] {
+    return;
+  }
+  add_second_slow(metric_event::pass, p, n);
+  add_concurrency_slow(p, 1);
 }
 
 void statistic_node::record_completion_slow(write_point p, std::uint64_t rt, std::uint32_t n,
                                             bool error) noexcept {
-  add_second(metric_event::success, p, n);
-  add_second(metric_event::rt, p, rt);
+  if (ring_for(p) == nullptr) [[unlikely]] {
+    return;
+  }
+  add_second_slow(metric_event::success, p, n);
+  add_second_slow(metric_event::rt, p, rt);
   lower_min_rt(p, rt);
-  add_concurrency(p, -1);
+  add_concurrency_slow(p, -1);
   if (error) {
-    add_second(metric_event::exception, p, n);
+    add_second_slow(metric_event::exception, p, n);
   }
 }
 
 void statistic_node::lower_min_rt(write_point p, std::uint64_t rt) noexcept {
-  auto& cell = second_.at(p.bucket).min_rt;
+  second_bucket* ring = ring_for(p);
+  if (ring == nullptr) [[unlikely]] {
+    return;
+  }
+  auto& cell = ring[p.bucket].min_rt;
   if (p.exclusive) {
     cell_min_exclusive(cell, p.tag, rt);
   } else {
@@ -138,10 +168,11 @@ std::uint64_t statistic_node::borrowed(std::int64_t window) const noexcept {
 std::uint64_t statistic_node::window_value(metric_event e, std::int64_t window) const noexcept {
   // The window's bucket in every shard: the same slot, one ring apart.
   const std::uint64_t tag = cell_tag(window);
-  const second_bucket* b = &second_.bucket(window, 0);
-  const auto stride = static_cast<std::size_t>(second_.sample_count());
+  const std::size_t slot = second_.slot(window);
   std::uint64_t sum = 0;
-  for_each_used_shard([&](std::uint32_t i) { sum += b[i * stride].value(e, tag); });
+  for_each_used_shard([&](std::uint32_t i) {
+    if (const second_bucket* ring = rings_.get(i)) sum += ring[slot].value(e, tag);
+  });
   if (e == metric_event::pass) {
     sum += borrowed(window);
   }
@@ -161,14 +192,18 @@ std::array<std::uint64_t, sizeof...(E)> statistic_node::window_sums(
   const std::int64_t cur = second_.window_of(now_ms);
   const std::size_t samples = static_cast<std::size_t>(second_.sample_count());
   const std::size_t borrow_slots = 2 * samples;  // borrow_ has the same window length
-  const std::uint32_t used = used_shards();
-  std::size_t slot = second_.index(cur, 0);
+  // The rings written so far (at most one per shard).
+  std::array<const second_bucket*, 32> rings;
+  std::size_t ring_count = 0;
+  for_each_used_shard([&](std::uint32_t i) {
+    if (const second_bucket* ring = rings_.get(i)) rings[ring_count++] = ring;
+  });
+  std::size_t slot = second_.slot(cur);
   std::size_t borrow_slot = borrow_.index(cur, 0);
   for (std::int64_t w = cur; w > cur - static_cast<std::int64_t>(samples) && w >= 0; --w) {
     const std::uint64_t tag = cell_tag(w);
-    const second_bucket* b = &second_.at(slot);
-    for (std::uint32_t m = used; m != 0; m &= m - 1) {
-      const second_bucket& shard = b[static_cast<std::size_t>(__builtin_ctz(m)) * samples];
+    for (std::size_t r = 0; r < ring_count; ++r) {
+      const second_bucket& shard = rings[r][slot];
       std::size_t k = 0;
       ((sums[k++] += shard.value(E, tag)), ...);
     }
@@ -264,9 +299,13 @@ double statistic_node::avg_rt(std::int64_t now_ms) const noexcept {
 
 double statistic_node::min_rt(std::int64_t now_ms) const noexcept {
   auto rt = static_cast<std::uint64_t>(cfg_.statistic_max_rt);
-  second_.for_each_window(now_ms, [&](const second_bucket&, std::uint64_t tag, std::int64_t w) {
+  second_.for_each_window_number(now_ms, [&](std::uint64_t tag, std::int64_t w) {
     for_each_used_shard([&](std::uint32_t i) {
-      const auto word = second_.bucket(w, i).min_rt.load(std::memory_order_relaxed);
+      const second_bucket* ring = rings_.get(i);
+      if (ring == nullptr) {
+        return;
+      }
+      const auto word = ring[second_.slot(w)].min_rt.load(std::memory_order_relaxed);
       if (word != 0 && (word >> cell_value_bits) == tag) {
         rt = std::min(rt, word & cell_value_mask);
       }
@@ -278,7 +317,7 @@ double statistic_node::min_rt(std::int64_t now_ms) const noexcept {
 double statistic_node::max_success_qps(std::int64_t now_ms) const noexcept {
   std::uint64_t best = 1;
   const auto& ring = second_;
-  ring.for_each_window(now_ms, [&](const second_bucket&, std::uint64_t, std::int64_t w) {
+  ring.for_each_window_number(now_ms, [&](std::uint64_t, std::int64_t w) {
     best = std::max(best, window_value(metric_event::success, w));
   });
   return static_cast<double>(best) * ring.sample_count() / ring.interval_sec();
@@ -288,9 +327,10 @@ std::uint64_t statistic_node::second_tags(metric_event e) const noexcept {
   const auto idx = static_cast<std::size_t>(e);
   std::uint64_t h = 0;
   for (std::uint32_t shard = 0; shard < shard_count(); ++shard) {
-    for (int i = 0; i < second_.sample_count(); ++i) {
-      h = h * 31 +
-          (second_.bucket(i, shard).cells[idx].load(std::memory_order_acquire) >> cell_value_bits);
+    const second_bucket* ring = rings_.get(shard);
+    h = h * 31 + (ring != nullptr ? 1 : 0);
+    for (int i = 0; ring != nullptr && i < second_.sample_count(); ++i) {
+      h = h * 31 + (ring[i].cells[idx].load(std::memory_order_acquire) >> cell_value_bits);
     }
   }
   return h;
@@ -308,9 +348,9 @@ std::uint64_t statistic_node::seconds_sum(metric_event e, std::int64_t now_ms,
     // Values still in the short windows (not yet folded)...
     std::uint64_t unfolded = 0;
     for (std::uint32_t shard = 0; shard < shard_count(); ++shard) {
-      for (int i = 0; i < second_.sample_count(); ++i) {
-        const std::uint64_t word =
-            second_.bucket(i, shard).cells[idx].load(std::memory_order_acquire);
+      const second_bucket* ring = rings_.get(shard);
+      for (int i = 0; ring != nullptr && i < second_.sample_count(); ++i) {
+        const std::uint64_t word = ring[i].cells[idx].load(std::memory_order_acquire);
         if (word == 0) {
           continue;
         }

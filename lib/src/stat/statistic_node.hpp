@@ -5,6 +5,7 @@
 
 #include "stat/leap_array.hpp"
 #include "stat/metric_bucket.hpp"
+#include "stat/shard_blocks.hpp"
 #include "stat/writer_shard.hpp"
 
 #include <array>
@@ -22,9 +23,8 @@ struct write_point {
   std::int64_t ms;
   std::int64_t window;
   std::uint64_t tag;
-  std::uint32_t bucket;  ///< index of the writer's bucket for `window`
+  std::uint32_t bucket;  ///< slot of `window` in a shard's ring
   std::uint32_t shard;   ///< the writer's shard (writer_shard.hpp)
-  std::uint32_t ring;    ///< index of the first bucket of the shard's ring (its concurrency)
   bool exclusive;        ///< the writer holds its shard (plain stores)
 };
 
@@ -45,7 +45,9 @@ struct window_reading {
     request. The short window's bucket length must divide one second.
 
     The short window and the concurrency are kept once per writer shard (writer_shard.hpp): a
-    thread updates its own shard with plain stores, and reads sum the shards.
+    thread updates its own shard with plain stores, and reads sum the shards. A shard's ring is
+    allocated by its first write (shard_blocks.hpp), so a node written from one CPU holds one
+    ring; if that allocation fails the write goes to the shared shard 0 with atomics.
 
     Every read takes the current time and follows Sentinel 1.8's StatisticNode formulas; every
     write takes the time of the event.
@@ -65,9 +67,7 @@ class statistic_node {
   /// The write point of a thread writing shard `shard` at `now_ms`.
   write_point at(std::int64_t now_ms, writer_shard shard) const noexcept {
     const auto w = second_.window_of(now_ms);
-    return {now_ms,         w,
-            cell_tag(w),    static_cast<std::uint32_t>(second_.index(w, shard.index)),
-            shard.index,    static_cast<std::uint32_t>(second_.ring_start(shard.index)),
+    return {now_ms, w, cell_tag(w), static_cast<std::uint32_t>(second_.slot(w)), shard.index,
             shard.exclusive};
   }
 
@@ -78,9 +78,10 @@ class statistic_node {
 
   /// What the statistic slot records for a passed entry: pass += n, one more in flight.
   void record_pass(const write_point& p, std::uint32_t n) noexcept {
-    if (p.exclusive) [[likely]] {
-      auto& cell = second_.at(p.bucket).cells[static_cast<std::size_t>(metric_event::pass)];
-      auto& conc = second_.at(p.ring).concurrency;
+    second_bucket* ring = rings_.get(p.shard);
+    if (p.exclusive && ring != nullptr) [[likely]] {
+      auto& cell = ring[p.bucket].cells[static_cast<std::size_t>(metric_event::pass)];
+      auto& conc = ring[0].concurrency;
       const std::uint64_t cur = cell.load(std::memory_order_relaxed);
       const std::int64_t c = conc.load(std::memory_order_relaxed);
       if (same_window(cur, p.tag)) [[likely]] {
@@ -95,11 +96,12 @@ class statistic_node {
   void record_completion(const write_point& p, std::int64_t rt_ms, std::uint32_t n,
                          bool error) noexcept {
     const std::uint64_t rt = rt_ms > 0 ? static_cast<std::uint64_t>(rt_ms) : 0;
-    if (p.exclusive && !error) [[likely]] {
-      second_bucket& b = second_.at(p.bucket);
+    second_bucket* ring = rings_.get(p.shard);
+    if (p.exclusive && !error && ring != nullptr) [[likely]] {
+      second_bucket& b = ring[p.bucket];
       auto& success = b.cells[static_cast<std::size_t>(metric_event::success)];
       auto& rt_sum = b.cells[static_cast<std::size_t>(metric_event::rt)];
-      auto& conc = second_.at(p.ring).concurrency;
+      auto& conc = ring[0].concurrency;
       const std::uint64_t s = success.load(std::memory_order_relaxed);
       const std::uint64_t r = rt_sum.load(std::memory_order_relaxed);
       const std::uint64_t m = b.min_rt.load(std::memory_order_relaxed);
@@ -200,12 +202,20 @@ class statistic_node {
   std::uint64_t second_tags(metric_event e) const noexcept;
   void add_concurrency(std::int64_t delta) noexcept;
   void add_concurrency(const write_point& p, std::int64_t delta) noexcept {
-    auto& c = second_.at(p.ring).concurrency;
-    if (p.exclusive) [[likely]] {
+    second_bucket* ring = rings_.get(p.shard);
+    if (p.exclusive && ring != nullptr) [[likely]] {
+      auto& c = ring[0].concurrency;
       c.store(c.load(std::memory_order_relaxed) + delta, std::memory_order_relaxed);
-    } else {
-      c.fetch_add(delta, std::memory_order_relaxed);
+      return;
     }
+    add_concurrency_slow(p, delta);
+  }
+  void add_concurrency_slow(write_point p, std::int64_t delta) noexcept;
+  /// The ring `p`'s writer writes, created on its first write; `p` moves to the shared shard
+  /// when memory runs out (null if even that fails: the write is dropped).
+  second_bucket* ring_for(write_point& p) noexcept {
+    return rings_.fallback(p.shard, p.exclusive,
+                           static_cast<std::size_t>(second_.sample_count()));
   }
   /// Whether cell word `cur` counts for window tag `tag` (an empty cell counts as window 0 with
   /// value 0, which is what adding to it means).
@@ -213,8 +223,9 @@ class statistic_node {
     return (cur >> cell_value_bits) == tag;
   }
   void add_second(metric_event e, const write_point& p, std::uint64_t n) noexcept {
-    auto& cell = second_.at(p.bucket).cells[static_cast<std::size_t>(e)];
-    if (p.exclusive) [[likely]] {
+    second_bucket* ring = rings_.get(p.shard);
+    if (p.exclusive && ring != nullptr) [[likely]] {
+      auto& cell = ring[p.bucket].cells[static_cast<std::size_t>(e)];
       const std::uint64_t cur = cell.load(std::memory_order_relaxed);
       if (same_window(cur, p.tag)) [[likely]] {
         cell.store(cur + n, std::memory_order_relaxed);
@@ -247,7 +258,8 @@ class statistic_node {
   void note_window(std::int64_t window) noexcept;
 
   window_config cfg_;
-  leap_array<second_bucket> second_;  // one ring per writer shard
+  window_geometry second_;             // the short window's shape
+  shard_blocks<second_bucket> rings_;  // its ring, per writer shard
   std::atomic<minute_window*> minute_{nullptr};
   std::atomic<std::int64_t> first_window_{std::numeric_limits<std::int64_t>::min()};
   leap_array<waiting_bucket> borrow_;  // 2 x sample_count slots: covers past and future windows
