@@ -194,7 +194,7 @@ inline void top_value_window::count_pending(std::uint32_t shard, std::size_t ind
   const std::uint64_t tag =
       pending_tag(epoch, s.generation[way].load(std::memory_order_acquire));
   const std::uint64_t p = word.load(std::memory_order_relaxed);  // only this shard writes it
-  if ((p & ~pending_count_mask) == tag && p != 0) [[likely]] {
+  if ((p & ~pending_count_mask) == tag) [[likely]] {  // an empty word of tag 0 counts too
     const std::uint64_t n = (p & pending_count_mask) + 1;
     if (n < flush_at) {
       word.store(tag | n, std::memory_order_relaxed);
