@@ -20,8 +20,8 @@ namespace floodgate::detail {
     tumbling window, and a bucket is at most 1/40 of the interval.
 
     Counts are kept per writer shard (stat/writer_shard.hpp) in tagged cells
-    (stat/tagged_cell.hpp): a thread owning its shard updates its own cache lines with a plain
-    load and store, and a new bucket replaces the old counts of its slot without a reset step.
+    (stat/tagged_cell.hpp): a thread updates its CPU's cache lines with a compare-and-store on
+    the CPU (no lock prefix), and a new bucket replaces the old counts of its slot without a reset step.
 
     @par Thread Safety
     Any number of concurrent writers and readers. A read is not one snapshot of every shard:
@@ -66,14 +66,8 @@ class adaptive_window {
     const std::int64_t b = bucket_of(now_ms);
     const std::uint64_t tag = stat::cell_tag(b);
     const stat::writer_shard ws = stat::this_thread_shard();
-    bucket& cell = slot(ws.index, b);
-    if (ws.exclusive) {
-      stat::cell_add_exclusive(cell.requests, tag, 1);
-      if (accepted) stat::cell_add_exclusive(cell.accepts, tag, 1);
-    } else {
-      stat::cell_add(cell.requests, tag, 1);
-      if (accepted) stat::cell_add(cell.accepts, tag, 1);
-    }
+    add(ws, b, tag, &bucket::requests);
+    if (accepted) add(ws, b, tag, &bucket::accepts);
   }
 
   /// The counts of the window ending with the bucket that holds `now_ms`.
@@ -102,6 +96,17 @@ class adaptive_window {
   struct alignas(128) ring_line {
     bucket buckets[line_buckets];
   };
+
+  /// Adds one to `field` of bucket `b` in `ws`'s ring, or the shared ring once the thread runs
+  /// on another CPU than `ws`'s.
+  void add(stat::writer_shard ws, std::int64_t b, std::uint64_t tag,
+           std::atomic<std::uint64_t> bucket::*field) noexcept {
+    if (ws.exclusive && !stat::cell_add_on_cpu(slot(ws.index, b).*field, tag, 1, ws.index).moved)
+        [[likely]] {
+      return;
+    }
+    stat::cell_add(slot(0, b).*field, tag, 1);  // shard 0: shared
+  }
 
   bucket& slot(std::uint32_t shard, std::int64_t b) const noexcept {
     const auto s = static_cast<std::size_t>(by_count_.modulo(b));

@@ -59,10 +59,24 @@ class breaker_window {
         return {};  // no memory for even the shared shard: not counted
       }
     }
+    // Each add goes to the writer's CPU shard, or the shared one once the thread has moved.
+    const auto add_to = [&](std::atomic<std::uint64_t> shard::*cell) noexcept -> std::uint64_t {
+      for (;;) {
+        const added a = add(s->*cell, tag, index, exclusive);
+        if (!a.moved) [[likely]] {
+          return a.count;
+        }
+        index = 0;
+        exclusive = false;
+        s = shards_.create(0, 1);
+        if (s == nullptr) return 0;
+      }
+    };
     if (bad) {
-      add(s->bad, tag, exclusive);
+      add_to(&shard::bad);
+      if (s == nullptr) return {};
     }
-    const std::uint64_t own = add(s->total, tag, exclusive);
+    const std::uint64_t own = add_to(&shard::total);
     if (own == 0 || (!bad && own > enough)) {
       return {};
     }
@@ -106,28 +120,42 @@ class breaker_window {
     return c;
   }
 
+  struct added {
+    std::uint64_t count;  ///< the cell's count for the window afterwards; 0: a newer window
+    bool moved;           ///< (CPU shard) the thread runs on another CPU now: nothing added
+  };
   // Adds one for window `tag` and returns the cell's count for that window afterwards; 0 when
   // the cell already counts a newer window (this request's window is over: nothing to trip on).
-  static std::uint64_t add(std::atomic<std::uint64_t>& cell, std::uint64_t tag,
-                           bool exclusive) noexcept {
-    std::uint64_t cur = cell.load(std::memory_order_relaxed);
-    for (;;) {
+  static added add(std::atomic<std::uint64_t>& cell, std::uint64_t tag, std::uint32_t index,
+                   bool exclusive) noexcept {
+    const auto next_of = [tag](std::uint64_t cur, std::uint64_t& next) noexcept {
       const std::uint64_t cur_tag = cur >> stat::cell_value_bits;
-      std::uint64_t next;
       if (cur != 0 && cur_tag == tag) {
         next = cur + 1;
       } else if (cur == 0 || stat::cell_tag_newer(tag, cur_tag)) {
         next = stat::cell_pack(tag, 1);
       } else {
-        return 0;
+        return false;
       }
-      if (exclusive) {  // only this thread writes the cell
-        cell.store(next, std::memory_order_release);
-        return next & stat::cell_value_mask;
+      return true;
+    };
+    std::uint64_t next = 0;
+    if (exclusive) {
+      const stat::cpu_store r =
+          stat::update_on_cpu(cell, index, [&](std::uint64_t cur, std::uint64_t& out) noexcept {
+            return next_of(cur, out) && (next = out, true);
+          });
+      if (r == stat::cpu_store::moved) return {0, true};
+      return {r == stat::cpu_store::done ? next & stat::cell_value_mask : 0, false};
+    }
+    std::uint64_t cur = cell.load(std::memory_order_relaxed);
+    for (;;) {
+      if (!next_of(cur, next)) {
+        return {0, false};
       }
       if (cell.compare_exchange_weak(cur, next, std::memory_order_acq_rel,
                                      std::memory_order_relaxed)) {
-        return next & stat::cell_value_mask;
+        return {next & stat::cell_value_mask, false};
       }
     }
   }

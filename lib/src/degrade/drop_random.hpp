@@ -12,8 +12,9 @@ namespace floodgate::detail {
 /** Uniform 64-bit random numbers for drop decisions, from a seed.
 
     Each writer shard (stat/writer_shard.hpp) has its own SplitMix64 stream (a counter advanced
-    by a fixed odd step, then mixed): a thread owning its shard draws with a plain load and store
-    on its own cache line; threads sharing the last shard advance it with one atomic add. The
+    by a fixed odd step, then mixed): a thread draws from its CPU's stream with a compare-and-store on
+    the CPU (no lock prefix) on that CPU's cache line; a thread without a CPU shard advances the
+    shared stream with one atomic add. The
     same seed on the same shard gives the same sequence, which is what tests rely on.
 
     @par Thread Safety
@@ -32,15 +33,19 @@ class drop_random {
   /// The next number of the calling thread's stream.
   std::uint64_t next() noexcept {
     const stat::writer_shard ws = stat::this_thread_shard();
-    std::atomic<std::uint64_t>& c = states_[ws.index].counter;
-    std::uint64_t x;
-    if (ws.exclusive) {
-      x = c.load(std::memory_order_relaxed) + step;
-      c.store(x, std::memory_order_relaxed);
-    } else {
-      x = c.fetch_add(step, std::memory_order_relaxed) + step;
+    if (ws.exclusive) [[likely]] {
+      std::uint64_t x = 0;
+      const auto advance = [&x](std::uint64_t cur, std::uint64_t& next) noexcept {
+        next = x = cur + step;
+        return true;
+      };
+      if (stat::update_on_cpu(states_[ws.index].counter, ws.index, advance) ==
+          stat::cpu_store::done) [[likely]] {
+        return mix(x);
+      }
     }
-    return mix(x);
+    // The shared stream: no CPU shard, or the thread runs on another CPU now.
+    return mix(states_[0].counter.fetch_add(step, std::memory_order_relaxed) + step);
   }
 
   /// SplitMix64's output function (Steele, Lea and Flood, 2014).

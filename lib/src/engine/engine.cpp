@@ -83,8 +83,7 @@ engine_impl::engine_impl(engine_options options)
       ticker_(steady_millisecond_word(*clock_)),
       registry_(options_.limits, options_.windows),
       snapshot_(std::make_unique<const rule_snapshot>()),
-      system_status_(options_.system_status),
-      points_(new point_memo[stat::shard_count()]) {}
+      system_status_(options_.system_status) {}
 
 std::shared_ptr<const system_status_source> engine_impl::system_status() const {
   std::lock_guard lock(control_);
@@ -318,9 +317,8 @@ entry engine_impl::enter(context& ctx, node::cluster_node* cluster,
   if (node == nullptr) {
     return entry(this, options.acquire, options.type);  // past the context cap
   }
-  const stat::shard_claim claim;  // this CPU's writer shard, for the rest of the call
-  node::origin_node* origin =
-      registry_.origin(*cluster, ctx.origin_, ctx.origin_hash_, stat::this_thread_shard().index);
+  const stat::writer_shard ws = stat::this_thread_shard();
+  node::origin_node* origin = registry_.origin(*cluster, ctx.origin_, ctx.origin_hash_, ws.index);
 
   // Plain variables, not a structured binding: the check lambda below captures them, which
   // Clang 14 (the fuzz build) rejects for bindings.
@@ -355,7 +353,7 @@ entry engine_impl::enter(context& ctx, node::cluster_node* cluster,
   }();
 
   // One write point serves every node: they share the engine's window shape.
-  const stat::write_point at = point_at(*cluster, now_ms);
+  const stat::write_point at = point_at(*cluster, now_ms, ws);
   const std::uint32_t n = options.acquire;
   if (blocked(v)) [[unlikely]] {
     node->add_block(at, n);
@@ -392,7 +390,6 @@ void engine_impl::exit(entry& e) noexcept {
   if (e.snapshot_ == nullptr) {
     return;  // passed unchecked
   }
-  const stat::shard_claim claim;
   const instant at_exit = now(e.precise_);
   const std::int64_t now_ms = at_exit.ms;
   const std::int64_t now_ns = at_exit.ns;
@@ -401,7 +398,7 @@ void engine_impl::exit(entry& e) noexcept {
   const bool inbound = e.type_ == entry_type::inbound;
   const std::uint32_t n = e.acquire_;
 
-  const stat::write_point at = point_at(*e.cluster_, now_ms);
+  const stat::write_point at = point_at(*e.cluster_, now_ms, stat::this_thread_shard());
   e.node_->record_completion(at, rt_ms, n, e.error_);
   if (e.origin_node_ != nullptr) e.origin_node_->record_completion(at, rt_ms, n, e.error_);
   if (inbound) registry_.inbound().record_completion(at, rt_ms, n, e.error_);

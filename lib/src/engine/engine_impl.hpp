@@ -61,19 +61,24 @@ class engine_impl {
   static void unwind(const rule_snapshot& snap, const resource_rules* rules, stage reached,
                      const check_context& cc, entry_tokens& tokens) noexcept;
 
-  /** The write point of the calling thread at `now_ms` for every node of this engine. The holder
-      of a CPU's writer shard keeps the last one computed on that CPU (one per millisecond at
-      most), in a line only the shard's holder touches. */
-  stat::write_point point_at(const node::cluster_node& any, std::int64_t now_ms) noexcept {
-    const stat::writer_shard ws = stat::this_thread_shard();
-    if (ws.exclusive) [[likely]] {
-      stat::write_point& memo = points_[ws.index].point;
-      if (memo.ms != now_ms) {
-        memo = any.at(now_ms, ws);
-      }
-      return memo;
+  /** The write point of the calling thread at `now_ms` for every node of this engine, in the
+      shard `ws`. The thread keeps the window arithmetic of the last one it computed (one per
+      millisecond and engine at most); the shard is the caller's, read for this call. */
+  stat::write_point point_at(const node::cluster_node& any, std::int64_t now_ms,
+                             stat::writer_shard ws) const noexcept {
+    struct memo {
+      const engine_impl* owner = nullptr;
+      stat::write_point point{};
+    };
+    static thread_local memo last;
+    if (last.owner != this || last.point.ms != now_ms) [[unlikely]] {
+      last.point = any.at(now_ms, ws);
+      last.owner = this;
     }
-    return any.at(now_ms, ws);
+    stat::write_point p = last.point;
+    p.shard = ws.index;
+    p.exclusive = ws.exclusive;
+    return p;
   }
 
   /// clock_->now_ms(), one load for the production clock while its ticker runs.
@@ -110,10 +115,6 @@ class engine_impl {
   std::vector<std::shared_ptr<slot>> user_slots_;
   std::shared_ptr<const system_status_source> system_status_;
   std::atomic<std::uint64_t> internal_errors_{0};
-  struct alignas(64) point_memo {
-    stat::write_point point{std::numeric_limits<std::int64_t>::min(), 0, 0, 0, 0, false};
-  };
-  std::unique_ptr<point_memo[]> points_;  // one per writer shard, written by its owner only
 
   // Hot keys (control plane only): refreshes and observer calls are serialized by hot_mutex_;
   // the ticker waits on hot_wake_ (never a request thread).

@@ -32,9 +32,11 @@ bool process_wide_barrier_available() noexcept;
     Readers: count in the slot the current index names, then check that the index has not
     moved (else uncount and retry); the writer, after moving the index, waits for every thread
     to pass a barrier before it reads a retired slot's counts. Either the writer sees the
-    reader's count, or the reader sees the new index and backs off. A thread that owns its
-    writer shard counts with a plain store, made visible by the writer's process-wide barrier
-    (Linux membarrier); without it, every count is a read-modify-write.
+    reader's count, or the reader sees the new index and backs off. A thread on a CPU with a
+    writer shard counts in that CPU's word with a compare-and-store on the CPU (no lock prefix,
+    stat::add_on_cpu), made visible by the writer's process-wide barrier (Linux membarrier);
+    without it, every count is a read-modify-write. A pin's count is the sum of both words over
+    the shards, so a pin counted on one CPU may be uncounted in another's shared word.
 
     @par Thread Safety
     acquire / release / read: any number of threads, lock-free. publish / reclaim: serialised
@@ -43,7 +45,7 @@ bool process_wide_barrier_available() noexcept;
 template <class T>
 class rcu_cell {
   struct alignas(128) counter {
-    std::atomic<std::int64_t> own{0};     // written by the shard's owner only
+    std::atomic<std::int64_t> own{0};     // written on the shard's CPU only (add_on_cpu)
     std::atomic<std::int64_t> shared{0};  // read-modify-write by anyone
   };
   struct slot {
@@ -120,14 +122,16 @@ class rcu_cell {
       for (;;) {
         const std::uint32_t i = current_.load(std::memory_order_acquire);
         const slot& s = slot_at(i);
-        auto& own = s.counters[ws.index].own;
-        own.store(own.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        counter& c = s.counters[ws.index];
+        if (!stat::add_on_cpu(c.own, std::int64_t{1}, ws.index)) [[unlikely]] {
+          break;  // the thread runs on another CPU now: count in the shared words
+        }
         std::atomic_signal_fence(std::memory_order_seq_cst);  // the writer fences for us
         if (current_.load(std::memory_order_acquire) == i) [[likely]] {
           return {s.value.load(std::memory_order_acquire),
                   static_cast<std::uint16_t>(i | owned_bit), stripe};
         }
-        own.store(own.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+        uncount(c, ws.index);
       }
     }
     for (;;) {
@@ -147,8 +151,10 @@ class rcu_cell {
     if ((pinned_slot & owned_bit) != 0) {
       const stat::writer_shard ws = stat::this_thread_shard();
       if (ws.exclusive && ws.index == stripe) [[likely]] {
-        // Our reads of the value happen before this store (release), as before a fetch_sub.
-        c.own.store(c.own.load(std::memory_order_relaxed) - 1, std::memory_order_release);
+        // Our reads of the value happen before this store (x86 stores are releases; the fence
+        // keeps the compiler from moving them after it), as before a fetch_sub.
+        std::atomic_signal_fence(std::memory_order_seq_cst);
+        uncount(c, stripe);
         return;
       }
     }
@@ -192,6 +198,13 @@ class rcu_cell {
 #else
     return process_wide_barrier_available();
 #endif
+  }
+
+  /// Takes one count off `c` for a pin counted in `c.own` by a thread on shard `shard`'s CPU.
+  static void uncount(counter& c, std::uint32_t shard) noexcept {
+    if (!stat::add_on_cpu(c.own, std::int64_t{-1}, shard)) {
+      c.shared.fetch_sub(1, std::memory_order_release);  // moved to another CPU since
+    }
   }
 
   slot& slot_at(std::uint32_t i) const noexcept {

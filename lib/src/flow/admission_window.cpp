@@ -2,6 +2,7 @@
 #include "flow/qps_window.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 namespace floodgate::flow {
 
@@ -44,9 +45,7 @@ std::int64_t retry_after(const std::uint64_t* values, std::uint64_t total, std::
 
 }  // namespace
 
-void admission_window::return_lease(std::atomic<std::uint64_t>& lease,
-                                    std::int64_t window) noexcept {
-  const std::uint64_t old = lease.load(std::memory_order_relaxed);
+void admission_window::give_back(std::uint64_t old, std::int64_t window) noexcept {
   if (old != 0 && (old & stat::cell_value_mask) != 0) {
     // The lease's window, from its tag: before `window` or (a clock reading ahead) after it.
     const auto back = static_cast<std::int64_t>((cell_tag(window) - tag_of(old)) & stat::cell_tag_mask);
@@ -55,21 +54,50 @@ void admission_window::return_lease(std::atomic<std::uint64_t>& lease,
                                              : window + (static_cast<std::int64_t>(stat::cell_tag_mask) + 1 - back);
     refund(leased, static_cast<std::uint32_t>(old & stat::cell_value_mask));
   }
-  lease.store(0, std::memory_order_relaxed);
 }
 
-void admission_window::renew_lease(std::atomic<std::uint64_t>& lease, std::int64_t window,
-                                   std::uint64_t extra) noexcept {
+void admission_window::renew_lease(lease_word& l, std::int64_t window, std::uint64_t extra,
+                                   std::uint32_t shard) noexcept {
   const std::uint64_t tag = cell_tag(window);
-  const std::uint64_t old = lease.load(std::memory_order_relaxed);
-  std::uint64_t kept = 0;
-  if (holds(old, tag)) {
-    kept = old & stat::cell_value_mask;
-  } else {
-    return_lease(lease, window);
+  for (;;) {
+    const std::uint64_t old = l.word.load(std::memory_order_relaxed);
+    const std::uint64_t left = (holds(old, tag) ? old & stat::cell_value_mask : 0) + extra;
+    switch (stat::store_on_cpu_unless(l.word, old, left == 0 ? 0 : cell_pack(tag, left), shard,
+                                      l.revoked)) {
+      case stat::cpu_store::done:
+        if (!holds(old, tag)) {
+          give_back(old, window);
+        }
+        return;
+      case stat::cpu_store::changed:
+        continue;
+      case stat::cpu_store::moved:
+      case stat::cpu_store::guarded:
+        // Another CPU's thread now, or the lease is being taken back: no lease this time.
+        if (extra != 0) {
+          refund(window, static_cast<std::uint32_t>(extra));
+        }
+        return;
+    }
   }
-  const std::uint64_t left = kept + extra;
-  lease.store(left == 0 ? 0 : cell_pack(tag, left), std::memory_order_relaxed);
+}
+
+std::uint64_t admission_window::refusal_key(std::int64_t now_ms, std::uint32_t acquire,
+                                            double count, std::uint64_t refunds) noexcept {
+  std::uint64_t count_bits = 0;
+  static_assert(sizeof count_bits == sizeof count);
+  std::memcpy(&count_bits, &count, sizeof count);
+  // SplitMix64's finaliser over each value in turn.
+  const auto mix = [](std::uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  };
+  std::uint64_t h = mix(static_cast<std::uint64_t>(now_ms));
+  h = mix(h ^ acquire);
+  h = mix(h ^ count_bits);
+  h = mix(h ^ refunds);
+  return h | 1;
 }
 
 bool admission_window::reclaim_idle_leases(std::int64_t window, std::int64_t now_ms,
@@ -77,22 +105,24 @@ bool admission_window::reclaim_idle_leases(std::int64_t window, std::int64_t now
   bool reclaimed = false;
   for (std::uint32_t i = 1, n = stat::shard_count(); i < n; ++i) {
     lease_word* lp = leases_.get(i);
-    if (lp == nullptr) {
-      continue;  // that shard never booked: it holds no lease
+    if (lp == nullptr || i == own) {
+      continue;  // that shard never booked (it holds no lease), or it is ours
     }
     lease_word& l = *lp;
-    const auto idle = [&] {
-      return i != own && (l.word.load(std::memory_order_relaxed) & stat::cell_value_mask) != 0 &&
-             now_ms - l.leased_ms.load(std::memory_order_relaxed) >= lease_period_ms;
-    };
-    if (idle()) {
-      // With the shard held no thread can spend from the lease: its count is final.
-      stat::with_shard_of_other_cpu(i, [&] {
-        if (idle()) {
-          return_lease(l.word, window);
+    std::uint32_t free = 0;
+    if ((l.word.load(std::memory_order_relaxed) & stat::cell_value_mask) != 0 &&
+        now_ms - l.leased_ms.load(std::memory_order_relaxed) >= lease_period_ms &&
+        l.revoked.compare_exchange_strong(free, 1, std::memory_order_acq_rel)) {
+      // Once every store on a CPU under way has restarted, none can write the lease until the
+      // guard is cleared: what it holds now is final, and is given back.
+      if (stat::restart_cpu_sequences()) {
+        const std::uint64_t old = l.word.exchange(0, std::memory_order_acq_rel);
+        if ((old & stat::cell_value_mask) != 0) {
+          give_back(old, window);
           reclaimed = true;
         }
-      });
+      }
+      l.revoked.store(0, std::memory_order_release);
     }
   }
   return reclaimed;
@@ -144,18 +174,22 @@ admission_window::admission admission_window::admit_once(std::int64_t now_ms,
   const std::int64_t w = s.window_of(std::max<std::int64_t>(now_ms, 0));
   const stat::writer_shard ws = stat::this_thread_shard();
   std::atomic<std::uint64_t>* lease = nullptr;
-  lease_word* own = ws.exclusive ? leases_.create(ws.index, 1) : nullptr;
+  lease_word* own = ws.exclusive && stat::cpu_sequence_restart_available()
+                        ? leases_.create(ws.index, 1)
+                        : nullptr;
   const std::uint64_t refunds = refunds_.load(std::memory_order_acquire);
+  const std::uint64_t key = own != nullptr ? refusal_key(now_ms, acquire, count, refunds) : 0;
   if (own != nullptr) {
-    if (own->refused_ms == now_ms && own->refused_acquire == acquire &&
-        own->refused_count == count && own->refused_refunds == refunds) {
-      return {false, w, own->refused_retry_ms};  // refused this millisecond, nothing given back
+    if (own->refused_key.load(std::memory_order_relaxed) == key) {
+      const std::uint64_t r = own->refused_retry.load(std::memory_order_relaxed);
+      if ((r >> 32) == (key & 0xffffffff)) {
+        // Refused this millisecond, nothing given back since.
+        return {false, w, static_cast<std::int64_t>(r & 0xffffffff)};
+      }
     }
     if (s.interval_ms == 1000) {
       lease = &own->word;
-      const std::uint64_t held = lease->load(std::memory_order_relaxed);
-      if (holds(held, cell_tag(w)) && (held & stat::cell_value_mask) >= acquire) {
-        lease->store(held - acquire, std::memory_order_relaxed);  // only this thread writes it
+      if (take_from_lease(*own, w, acquire, ws.index)) {
         return {true, w, 0};
       }
     }
@@ -190,11 +224,9 @@ admission_window::admission admission_window::admit_once(std::int64_t now_ms,
       const std::int64_t retry =
           retry_after(values, earlier + booked_now, w, now_ms, acquire, count, s);
       if (own != nullptr) {
-        own->refused_ms = now_ms;
-        own->refused_acquire = acquire;
-        own->refused_count = count;
-        own->refused_refunds = refunds;
-        own->refused_retry_ms = retry;
+        const auto stamped = static_cast<std::uint64_t>(std::clamp<std::int64_t>(retry, 0, 0xffffffff));
+        own->refused_retry.store((key & 0xffffffff) << 32 | stamped, std::memory_order_relaxed);
+        own->refused_key.store(key, std::memory_order_relaxed);
       }
       return {false, w, retry};
     }
@@ -211,7 +243,7 @@ admission_window::admission admission_window::admit_once(std::int64_t now_ms,
     if (c.compare_exchange_weak(cur, cell_pack(tag, booked_now + acquire + extra),
                                 std::memory_order_acq_rel, std::memory_order_acquire)) {
       if (lease != nullptr) {
-        renew_lease(*lease, w, extra);
+        renew_lease(*own, w, extra, ws.index);
         if (extra != 0) {
           own->leased_ms.store(now_ms, std::memory_order_relaxed);
         }

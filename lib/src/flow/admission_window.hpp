@@ -62,20 +62,23 @@ struct window_shape {
     Cells are @ref stat::tagged_cell words (window tag, count) in a ring of
     2 x @ref max_sample_count: the interval's windows plus as many coming ones.
 
-    **Leases.** A thread that holds its CPU's writer shard (stat/writer_shard.hpp) books a few
-    passes more than it needs while the window is far from full, for that CPU, and the CPU's
-    entries spend them later from a word only the shard's holder writes, without touching the shared cell: two cores admitting into one window then do not
+    **Leases.** A thread on a CPU with a writer shard (stat/writer_shard.hpp) books a few passes
+    more than it needs while the window is far from full, for that CPU, and the CPU's entries
+    spend them later from that CPU's lease word (a store on the CPU, stat::store_on_cpu_unless,
+    on a line no other core writes), without touching the shared cell: two cores admitting into one window then do not
     take turns on its cache line for every pass. A cell counts what it handed out, used or not,
     so the bound above holds for the passes (they are at most the handed-out count). A lease is
     at most a quarter of what the window still has, shared out over the shards (and at most
     @ref max_lease), so leases shrink to nothing as the window fills and the last passes are
     booked one by one; a lease left from another window (earlier, or later for a clock reading
-    ahead of the others) is given back (refunded) by its owner's next booking. A lease older than
+    ahead of the others) is given back (refunded) by its CPU's next booking. A lease older than
     @ref lease_period_ms that its CPU has stopped spending is given back by the first request
-    refused while it is out (it takes that CPU's shard over for the moment: see
-    stat::with_shard_of_other_cpu), so an idle CPU's lease never starves the window. Leases are
-    used only with a one-second interval, where Sentinel's test is `passes + acquire <= count`
-    and booking several passes at once is the same test.
+    refused while it is out (it revokes the lease, restarts every store on a CPU under way
+    (stat::restart_cpu_sequences), then empties it: the passes it held are either spent before
+    or given back, never both), so an idle CPU's lease never starves the window. Without that
+    restart (an old kernel) no CPU takes leases.
+    Leases are used only with a one-second interval, where Sentinel's test is
+    `passes + acquire <= count` and booking several passes at once is the same test.
 
     @par Thread Safety
     Lock-free; any number of threads.
@@ -111,25 +114,15 @@ class admission_window {
     std::int64_t start_ms = 0;  ///< when that window starts: the request waits until then
   };
 
-  /** The common case of @ref admit, inline: the calling thread owns writer shard `ws` and still
-      holds `acquire` leased passes of `window` (the window containing the entry's time). Spends
+  /** The common case of @ref admit, inline: the calling thread's CPU shard `ws` still holds
+      `acquire` leased passes of `window` (the window containing the entry's time). Spends
       them and returns true; false means "call admit", nothing was taken. */
   bool spend_lease(std::int64_t window, std::uint32_t acquire, stat::writer_shard ws) noexcept {
     if (!ws.exclusive) {
       return false;
     }
     lease_word* own = leases_.get(ws.index);
-    if (own == nullptr) {
-      return false;
-    }
-    auto& lease = own->word;
-    const std::uint64_t held = lease.load(std::memory_order_relaxed);
-    if ((held >> stat::cell_value_bits) != stat::cell_tag(window) ||
-        (held & stat::cell_value_mask) < acquire) {
-      return false;
-    }
-    lease.store(held - acquire, std::memory_order_relaxed);  // only this thread writes it
-    return true;
+    return own != nullptr && take_from_lease(*own, window, acquire, ws.index);
   }
 
   /** Books `acquire` passes into the window containing `now_ms` if the interval ending there
@@ -158,6 +151,7 @@ class admission_window {
   std::uint64_t booked(std::int64_t window) const noexcept;
 
  private:
+  struct lease_word;
   static constexpr int ring_size = 2 * max_sample_count;
 
   std::atomic<std::uint64_t>& cell(std::int64_t window) noexcept {
@@ -168,29 +162,52 @@ class admission_window {
   }
   /// Closes `window` to bookings; its final count, or -1 if its slot moved on to a later window.
   std::int64_t seal(std::int64_t window) noexcept;
-  /// Sets the calling owner's lease to `extra` passes of `window` (plus what it still holds of
-  /// that window), giving back what it held of an earlier one.
-  void renew_lease(std::atomic<std::uint64_t>& lease, std::int64_t window,
-                   std::uint64_t extra) noexcept;
-  /// Gives back what `lease` holds (a tagged word seen from `window`), leaving it empty.
-  void return_lease(std::atomic<std::uint64_t>& lease, std::int64_t window) noexcept;
+  /// Sets shard `shard`'s lease `l` (the caller runs on that shard's CPU) to `extra` passes of
+  /// `window` plus what it still holds of that window, giving back what it held of an earlier
+  /// one; gives `extra` back instead if the lease cannot be written now.
+  void renew_lease(lease_word& l, std::int64_t window, std::uint64_t extra,
+                   std::uint32_t shard) noexcept;
+  /// Gives back what lease word `old` held (its window seen from `window`).
+  void give_back(std::uint64_t old, std::int64_t window) noexcept;
+  /// Takes `acquire` passes of `window` from shard `shard`'s lease `l` (the caller runs on that
+  /// shard's CPU) if it holds that many.
+  static bool take_from_lease(lease_word& l, std::int64_t window, std::uint32_t acquire,
+                              std::uint32_t shard) noexcept {
+    const std::uint64_t tag = stat::cell_tag(window);
+    for (;;) {
+      const std::uint64_t held = l.word.load(std::memory_order_relaxed);
+      if ((held >> stat::cell_value_bits) != tag || (held & stat::cell_value_mask) < acquire) {
+        return false;
+      }
+      const stat::cpu_store r = stat::store_on_cpu_unless(l.word, held, held - acquire, shard,
+                                                          l.revoked);
+      if (r != stat::cpu_store::changed) [[likely]] {
+        return r == stat::cpu_store::done;
+      }
+    }
+  }
+  /// The key of a refusal (see lease_word): never 0.
+  static std::uint64_t refusal_key(std::int64_t now_ms, std::uint32_t acquire, double count,
+                                   std::uint64_t refunds) noexcept;
   /// Takes back the leases of other shards older than lease_period_ms; true if any was.
   bool reclaim_idle_leases(std::int64_t window, std::int64_t now_ms, std::uint32_t own) noexcept;
   admission admit_once(std::int64_t now_ms, std::uint32_t acquire, double count,
                        const window_shape& s, bool may_reclaim) noexcept;
 
-  /** Per writer shard, written by its owner only: the lease, and the last refusal. Within one
-      millisecond a window's bookings only grow unless a refund lowers them, so a refusal stays
-      right for the same (millisecond, acquire, count) until the next refund: a flood of refused
-      entries then skips the sealing and the sums (see admit). */
+  /** Per writer shard: the lease, and the last refusal. Within one millisecond a window's
+      bookings only grow unless a refund lowers them, so a refusal stays right for the same
+      (millisecond, acquire, count) until the next refund: a flood of refused entries then skips
+      the sealing and the sums (see admit). The refusal is a 64-bit key of those four values and
+      the retry time stamped with the key's low half, each one atomic word: threads of one CPU
+      (or one that moved) may write it at once, and a reader uses it only when both words agree.
+      Two different refusals would have to share a 64-bit key to be confused. */
   struct alignas(64) lease_word {
     std::atomic<std::uint64_t> word{0};  // tagged cell: (window tag, passes left)
+    /// Set while another CPU takes the lease back (stat::store_on_cpu_unless).
+    std::atomic<std::uint32_t> revoked{0};
     std::atomic<std::int64_t> leased_ms{0};  // when the lease was last topped up
-    std::int64_t refused_ms = std::numeric_limits<std::int64_t>::min();
-    std::uint64_t refused_refunds = 0;  // refunds_ when the refusal was decided
-    std::int64_t refused_retry_ms = 0;
-    double refused_count = 0;
-    std::uint32_t refused_acquire = 0;
+    std::atomic<std::uint64_t> refused_key{0};
+    std::atomic<std::uint64_t> refused_retry{0};  // (refused_key & 0xffffffff) << 32 | retry ms
   };
 
   // One per writer shard, created by the shard's first booking (stat/shard_blocks.hpp); a

@@ -8,12 +8,14 @@ void totals_layout::add_slow(blocks& b, std::uint32_t shard, bool exclusive, std
   if (own == nullptr) {
     return;  // no memory for even the shared shard's block: not counted
   }
-  auto& c = own->w[word];
   if (exclusive) {
-    c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-  } else {
-    c.fetch_add(n, std::memory_order_relaxed);
+    if (stat::add_on_cpu(own->w[word], n, shard)) {
+      return;
+    }
+    own = b.create(0, 1);  // the thread runs on another CPU now: the shared shard
+    if (own == nullptr) return;
   }
+  own->w[word].fetch_add(n, std::memory_order_relaxed);
 }
 
 std::uint64_t resource_totals::completed() const noexcept {

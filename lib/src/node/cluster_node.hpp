@@ -55,15 +55,14 @@ struct totals_layout {
   };
   using blocks = stat::shard_blocks<block>;
 
-  /// Adds `n` to word `word` of the block of the writer (`shard`, `exclusive`): a plain store
-  /// when the writer holds its shard, else an atomic add; into shard 0 if memory for the
-  /// writer's block ran out (dropped only if shard 0's could not be created either).
+  /// Adds `n` to word `word` of the block of the writer (`shard`, `exclusive`): a store on the
+  /// CPU (stat::add_on_cpu) into a CPU's shard, else an atomic add; into shard 0 if the writer
+  /// has moved to another CPU or memory for its block ran out (dropped only if shard 0's could
+  /// not be created either).
   [[gnu::always_inline]] static void add(blocks& b, std::uint32_t shard, bool exclusive,
                                          std::size_t word, std::uint64_t n) noexcept {
     block* own = b.get(shard);
-    if (exclusive && own != nullptr) [[likely]] {
-      auto& c = own->w[word];
-      c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+    if (exclusive && own != nullptr && stat::add_on_cpu(own->w[word], n, shard)) [[likely]] {
       return;
     }
     add_slow(b, shard, exclusive, word, n);
@@ -82,7 +81,7 @@ struct totals_layout {
 };
 
 /** A monotonic counter kept once per writer shard (see stat/writer_shard.hpp): a thread adds
-    to its own shard with a plain store; load() sums the shards. A view into the per-shard
+    to its CPU's shard with a store on the CPU (no lock prefix); load() sums the shards. A view into the per-shard
     blocks of @ref resource_totals, so one thread's counters share its own cache lines. */
 class sharded_counter {
  public:
@@ -178,16 +177,8 @@ class resource_totals : totals_layout {
       ++i;
     }
     const auto sum = static_cast<std::uint64_t>(ns > 0 ? ns : 0);
-    block* own = blocks_.get(p.shard);
-    if (p.exclusive && own != nullptr) [[likely]] {  // both words in one block
-      auto& n = own->w[duration_index + i];
-      auto& s = own->w[sum_index];
-      n.store(n.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-      s.store(s.load(std::memory_order_relaxed) + sum, std::memory_order_relaxed);
-      return;
-    }
-    add_slow(blocks_, p.shard, p.exclusive, duration_index + i, 1);
-    add_slow(blocks_, p.shard, p.exclusive, sum_index, sum);
+    add(blocks_, p.shard, p.exclusive, duration_index + i, 1);
+    add(blocks_, p.shard, p.exclusive, sum_index, sum);
   }
   std::uint64_t completed() const noexcept;
 };

@@ -29,9 +29,9 @@ namespace floodgate::param_detail {
     candidate: it needs several increments per request on shared lines, over-estimates every
     value by the tail's collisions, and still needs the values' text somewhere for the report.
 
-    A thread that holds its CPU's writer shard (stat/writer_shard.hpp: every request inside an
-    engine call) counts a value present in its set in the shard's own pending word for that
-    slot, with a plain store, and adds it to the set's count `flush_at` requests at a time: the
+    A thread on a CPU with a writer shard (stat/writer_shard.hpp) counts a value present in its
+    set in that CPU's own pending word for that slot, with a compare-and-store on the CPU (no
+    lock prefix), and adds it to the set's count `flush_at` requests at a time: the
     sets' count lines are then written by one core in `flush_at` requests instead of by every
     core on every request, which is what made two threads no faster than one. Readers add the
     pending words of every shard, so counts stay exact once writers are quiet. A pending word
@@ -41,7 +41,7 @@ namespace floodgate::param_detail {
 
     @par Thread Safety
     record() is lock-free for a value present in its set (an acquire scan and a relaxed
-    increment, or a plain store to the caller's own shard). Emptying an expired set and
+    increment, or a store on the caller's CPU into its own shard). Emptying an expired set and
     inserting a new value take the set's flag with a try-lock that never waits: if another
     thread holds it, the request is not counted (see skipped()). count() is lock-free; top() takes each set's flag in turn, briefly (control
     plane). A request racing with the replacement of a cold value may add one to the newcomer.
@@ -193,20 +193,30 @@ inline void top_value_window::count_pending(std::uint32_t shard, std::size_t ind
   auto& word = pending_[shard * set_count_ + index].word[way];
   const std::uint64_t tag =
       pending_tag(epoch, s.generation[way].load(std::memory_order_acquire));
-  const std::uint64_t p = word.load(std::memory_order_relaxed);  // only this shard writes it
-  if ((p & ~pending_count_mask) == tag) [[likely]] {  // an empty word of tag 0 counts too
-    const std::uint64_t n = (p & pending_count_mask) + 1;
-    if (n < flush_at) {
-      word.store(tag | n, std::memory_order_relaxed);
-      return;
+  for (;;) {
+    const std::uint64_t p = word.load(std::memory_order_relaxed);  // written on its CPU only
+    const bool same = (p & ~pending_count_mask) == tag;  // an empty word of tag 0 counts too
+    const std::uint64_t n = same ? (p & pending_count_mask) + 1 : 1;
+    // Below flush_at the word keeps the count; at it, or for another slot's word, the word is
+    // emptied first and what it held goes to its set (readers may miss those requests between
+    // the two steps, never count them twice).
+    const std::uint64_t next = same && n < flush_at ? tag | n : (same ? tag : tag | 1);
+    switch (stat::store_on_cpu(word, p, next, shard)) {
+      case stat::cpu_store::done:
+        if (!same) {
+          settle(p, index, way, epoch);
+        } else if (n >= flush_at) {
+          s.count[way].fetch_add(static_cast<std::uint32_t>(n), std::memory_order_relaxed);
+        }
+        return;
+      case stat::cpu_store::changed:
+        continue;
+      case stat::cpu_store::moved:  // the thread runs on another CPU now: count in the set
+      case stat::cpu_store::guarded:
+        s.count[way].fetch_add(1, std::memory_order_relaxed);
+        return;
     }
-    // Readers may miss these requests between the two stores, never count them twice.
-    word.store(tag, std::memory_order_relaxed);
-    s.count[way].fetch_add(static_cast<std::uint32_t>(n), std::memory_order_relaxed);
-    return;
   }
-  settle(p, index, way, epoch);
-  word.store(tag | 1, std::memory_order_relaxed);
 }
 
 }  // namespace floodgate::param_detail

@@ -51,12 +51,20 @@ void statistic_node::add_concurrency_slow(write_point p, std::int64_t delta) noe
   if (ring == nullptr) {
     return;
   }
-  auto& c = ring[0].concurrency;
   if (p.exclusive) {
-    c.store(c.load(std::memory_order_relaxed) + delta, std::memory_order_relaxed);
-  } else {
-    c.fetch_add(delta, std::memory_order_relaxed);
+    if (add_on_cpu(ring[0].concurrency, delta, p.shard)) {
+      return;
+    }
+    ring = move_to_shared(p);  // the thread runs on another CPU now
+    if (ring == nullptr) return;
   }
+  ring[0].concurrency.fetch_add(delta, std::memory_order_relaxed);
+}
+
+second_bucket* statistic_node::move_to_shared(write_point& p) noexcept {
+  p.shard = 0;
+  p.exclusive = false;
+  return rings_.create(0, static_cast<std::size_t>(second_.sample_count()));
 }
 
 std::int64_t statistic_node::concurrency() const noexcept {
@@ -88,9 +96,17 @@ void statistic_node::add_second_slow(metric_event e, write_point p, std::uint64_
   if (ring == nullptr) [[unlikely]] {
     return;
   }
-  auto& cell = ring[p.bucket].cells[static_cast<std::size_t>(e)];
-  const cell_add_result r =
-      p.exclusive ? cell_add_exclusive(cell, p.tag, n) : cell_add_displacing(cell, p.tag, n);
+  cell_add_result r;
+  if (p.exclusive) {
+    r = cell_add_on_cpu(ring[p.bucket].cells[static_cast<std::size_t>(e)], p.tag, n, p.shard);
+    if (r.moved) {
+      ring = move_to_shared(p);  // the thread runs on another CPU now
+      if (ring == nullptr) return;
+    }
+  }
+  if (!p.exclusive) {
+    r = cell_add_displacing(ring[p.bucket].cells[static_cast<std::size_t>(e)], p.tag, n);
+  }
   if (!r.rejected && r.displaced == 0) [[likely]] {
     return;
   }
@@ -112,42 +128,19 @@ void statistic_node::add_second_slow(metric_event e, write_point p, std::uint64_
   }
 }
 
-// The slow paths resolve the writer's ring once (ring_for may move `p` to the shared shard), then
-// go straight to the per-cell slow path, which finds the ring with one load.
-
-void statistic_node::record_pass_slow(write_point p, std::uint32_t n) noexcept {
-  if (ring_for(p) == nullptr) [[unlikely]] {
-    return;
-  }
-  add_second_slow(metric_event::pass, p, n);
-  add_concurrency_slow(p, 1);
-}
-
-void statistic_node::record_completion_slow(write_point p, std::uint64_t rt, std::uint32_t n,
-                                            bool error) noexcept {
-  if (ring_for(p) == nullptr) [[unlikely]] {
-    return;
-  }
-  add_second_slow(metric_event::success, p, n);
-  add_second_slow(metric_event::rt, p, rt);
-  lower_min_rt(p, rt);
-  add_concurrency_slow(p, -1);
-  if (error) {
-    add_second_slow(metric_event::exception, p, n);
-  }
-}
-
-void statistic_node::lower_min_rt(write_point p, std::uint64_t rt) noexcept {
+void statistic_node::lower_min_rt_slow(write_point p, std::uint64_t rt) noexcept {
   second_bucket* ring = ring_for(p);
   if (ring == nullptr) [[unlikely]] {
     return;
   }
-  auto& cell = ring[p.bucket].min_rt;
   if (p.exclusive) {
-    cell_min_exclusive(cell, p.tag, rt);
-  } else {
-    cell_min(cell, p.tag, rt);
+    if (cell_min_on_cpu(ring[p.bucket].min_rt, p.tag, rt, p.shard)) {
+      return;
+    }
+    ring = move_to_shared(p);  // the thread runs on another CPU now
+    if (ring == nullptr) return;
   }
+  cell_min(ring[p.bucket].min_rt, p.tag, rt);
 }
 
 void statistic_node::add_occupied_pass(std::int64_t now_ms, std::uint32_t n) noexcept {

@@ -25,7 +25,7 @@ struct write_point {
   std::uint64_t tag;
   std::uint32_t bucket;  ///< slot of `window` in a shard's ring
   std::uint32_t shard;   ///< the writer's shard (writer_shard.hpp)
-  bool exclusive;        ///< the writer holds its shard (plain stores)
+  bool exclusive;        ///< `shard` is a CPU's: written with store_on_cpu (writer_shard.hpp)
 };
 
 /// passQps and avgRt of a node read together, in one pass over the window.
@@ -45,7 +45,8 @@ struct window_reading {
     request. The short window's bucket length must divide one second.
 
     The short window and the concurrency are kept once per writer shard (writer_shard.hpp): a
-    thread updates its own shard with plain stores, and reads sum the shards. A shard's ring is
+    thread updates its CPU's shard with restartable compare-and-stores (no lock prefix), and
+    reads sum the shards. A shard's ring is
     allocated by its first write (shard_blocks.hpp), so a node written from one CPU holds one
     ring; if that allocation fails the write goes to the shared shard 0 with atomics.
 
@@ -71,54 +72,27 @@ class statistic_node {
             shard.exclusive};
   }
 
-  // Writes. The common case (the writer holds its shard, the bucket already holds the current
-  // window) is inline: the bucket's address once, one tag test for the cells written together,
-  // then a plain load and store per counter. Everything else goes to an out-of-line path that
-  // takes the write point by value, so the caller's copy stays in registers.
+  // Writes. The common case (the writer's CPU shard has its ring, the bucket already holds the
+  // current window) is inline: one compare-and-store on the CPU per counter (writer_shard.hpp).
+  // Everything else goes to an out-of-line path that takes the write point by value, so the
+  // caller's copy stays in registers.
 
   /// What the statistic slot records for a passed entry: pass += n, one more in flight.
-  void record_pass(const write_point& p, std::uint32_t n) noexcept {
-    second_bucket* ring = rings_.get(p.shard);
-    if (p.exclusive && ring != nullptr) [[likely]] {
-      auto& cell = ring[p.bucket].cells[static_cast<std::size_t>(metric_event::pass)];
-      auto& conc = ring[0].concurrency;
-      const std::uint64_t cur = cell.load(std::memory_order_relaxed);
-      const std::int64_t c = conc.load(std::memory_order_relaxed);
-      if (same_window(cur, p.tag)) [[likely]] {
-        cell.store(cur + n, std::memory_order_relaxed);
-        conc.store(c + 1, std::memory_order_relaxed);
-        return;
-      }
-    }
-    record_pass_slow(p, n);
+  [[gnu::always_inline]] void record_pass(const write_point& p, std::uint32_t n) noexcept {
+    add_second(metric_event::pass, p, n);
+    add_concurrency(p, 1);
   }
   /// What an exit records: success += n, the RT, one fewer in flight, exception += n on error.
-  void record_completion(const write_point& p, std::int64_t rt_ms, std::uint32_t n,
+  [[gnu::always_inline]] void record_completion(const write_point& p, std::int64_t rt_ms, std::uint32_t n,
                          bool error) noexcept {
     const std::uint64_t rt = rt_ms > 0 ? static_cast<std::uint64_t>(rt_ms) : 0;
-    second_bucket* ring = rings_.get(p.shard);
-    if (p.exclusive && !error && ring != nullptr) [[likely]] {
-      second_bucket& b = ring[p.bucket];
-      auto& success = b.cells[static_cast<std::size_t>(metric_event::success)];
-      auto& rt_sum = b.cells[static_cast<std::size_t>(metric_event::rt)];
-      auto& conc = ring[0].concurrency;
-      const std::uint64_t s = success.load(std::memory_order_relaxed);
-      const std::uint64_t r = rt_sum.load(std::memory_order_relaxed);
-      const std::uint64_t m = b.min_rt.load(std::memory_order_relaxed);
-      const std::int64_t c = conc.load(std::memory_order_relaxed);
-      const std::uint64_t th = p.tag << cell_value_bits;
-      // All three cells hold this window (min_rt: 0 is an empty cell, not a minimum).
-      if ((((s ^ th) | (r ^ th) | (m ^ th)) >> cell_value_bits) == 0 && m != 0) [[likely]] {
-        success.store(s + n, std::memory_order_relaxed);
-        rt_sum.store(r + rt, std::memory_order_relaxed);
-        if ((m & cell_value_mask) > rt) {
-          b.min_rt.store(th | rt, std::memory_order_relaxed);
-        }
-        conc.store(c - 1, std::memory_order_relaxed);
-        return;
-      }
+    add_second(metric_event::success, p, n);
+    add_second(metric_event::rt, p, rt);
+    lower_min_rt(p, rt);
+    add_concurrency(p, -1);
+    if (error) {
+      add_second(metric_event::exception, p, n);
     }
-    record_completion_slow(p, rt, n, error);
   }
   void add_pass(const write_point& p, std::uint32_t n) noexcept {
     add_second(metric_event::pass, p, n);
@@ -201,16 +175,18 @@ class statistic_node {
   std::uint64_t window_value(metric_event e, std::int64_t window) const noexcept;
   std::uint64_t second_tags(metric_event e) const noexcept;
   void add_concurrency(std::int64_t delta) noexcept;
-  void add_concurrency(const write_point& p, std::int64_t delta) noexcept {
+  [[gnu::always_inline]] void add_concurrency(const write_point& p, std::int64_t delta) noexcept {
     second_bucket* ring = rings_.get(p.shard);
-    if (p.exclusive && ring != nullptr) [[likely]] {
-      auto& c = ring[0].concurrency;
-      c.store(c.load(std::memory_order_relaxed) + delta, std::memory_order_relaxed);
+    if (p.exclusive && ring != nullptr &&
+        add_on_cpu(ring[0].concurrency, delta, p.shard)) [[likely]] {
       return;
     }
     add_concurrency_slow(p, delta);
   }
   void add_concurrency_slow(write_point p, std::int64_t delta) noexcept;
+  /// Moves `p` to the shared shard (its thread runs on another CPU than `p`'s) and returns that
+  /// shard's ring (null if memory for it ran out).
+  second_bucket* move_to_shared(write_point& p) noexcept;
   /// The ring `p`'s writer writes, created on its first write; `p` moves to the shared shard
   /// when memory runs out (null if even that fails: the write is dropped).
   second_bucket* ring_for(write_point& p) noexcept {
@@ -222,24 +198,36 @@ class statistic_node {
   static bool same_window(std::uint64_t cur, std::uint64_t tag) noexcept {
     return (cur >> cell_value_bits) == tag;
   }
-  void add_second(metric_event e, const write_point& p, std::uint64_t n) noexcept {
+  [[gnu::always_inline]] void add_second(metric_event e, const write_point& p, std::uint64_t n) noexcept {
     second_bucket* ring = rings_.get(p.shard);
     if (p.exclusive && ring != nullptr) [[likely]] {
-      auto& cell = ring[p.bucket].cells[static_cast<std::size_t>(e)];
-      const std::uint64_t cur = cell.load(std::memory_order_relaxed);
-      if (same_window(cur, p.tag)) [[likely]] {
-        cell.store(cur + n, std::memory_order_relaxed);
+      if (add_if_tag_on_cpu(ring[p.bucket].cells[static_cast<std::size_t>(e)], p.tag, n, p.shard,
+                            cell_value_bits) == cpu_store::done) [[likely]] {
         return;
       }
     }
     add_second_slow(e, p, n);
   }
+  [[gnu::always_inline]] void lower_min_rt(const write_point& p, std::uint64_t rt) noexcept {
+    second_bucket* ring = rings_.get(p.shard);
+    if (p.exclusive && ring != nullptr) [[likely]] {
+      auto& cell = ring[p.bucket].min_rt;
+      const std::uint64_t th = p.tag << cell_value_bits;
+      const std::uint64_t m = cell.load(std::memory_order_relaxed);
+      // The cell holds this window (0 is an empty cell, not a minimum): nothing to do at or
+      // below `rt`, else one store on the CPU.
+      if (((m ^ th) >> cell_value_bits) == 0 && m != 0) [[likely]] {
+        if ((m & cell_value_mask) <= rt ||
+            store_on_cpu(cell, m, th | rt, p.shard) == cpu_store::done) [[likely]] {
+          return;
+        }
+      }
+    }
+    lower_min_rt_slow(p, rt);
+  }
   /// A new window in the bucket (folding the finished one), a late event, or a shared shard.
   void add_second_slow(metric_event e, write_point p, std::uint64_t n) noexcept;
-  void record_pass_slow(write_point p, std::uint32_t n) noexcept;
-  void record_completion_slow(write_point p, std::uint64_t rt, std::uint32_t n,
-                              bool error) noexcept;
-  void lower_min_rt(write_point p, std::uint64_t rt) noexcept;
+  void lower_min_rt_slow(write_point p, std::uint64_t rt) noexcept;
   /// Sum of `e` over the seconds [first_second, last_second], folded and not yet folded.
   std::uint64_t seconds_sum(metric_event e, std::int64_t now_ms, std::int64_t first_second,
                             std::int64_t last_second) const noexcept;

@@ -13,6 +13,8 @@
 // a multiple of that period would be read as current for one window.
 #pragma once
 
+#include "stat/writer_shard.hpp"
+
 #include <atomic>
 #include <cstdint>
 
@@ -65,6 +67,7 @@ inline void cell_add(std::atomic<std::uint64_t>& cell, std::uint64_t tag, std::u
 struct cell_add_result {
   std::uint64_t displaced = 0;  ///< the older window's word this call replaced, or 0
   bool rejected = false;        ///< the cell already holds a newer window: nothing was added
+  bool moved = false;  ///< (on a CPU shard) the thread runs on another CPU now: nothing was added
 };
 
 /** Like cell_add, but reports the word it displaced when it replaced an older window's value.
@@ -90,32 +93,42 @@ inline cell_add_result cell_add_displacing(std::atomic<std::uint64_t>& cell, std
   }
 }
 
-/** cell_add_displacing for a cell only the calling thread writes (see writer_shard.hpp): the
-    same outcome with a plain load and store instead of a CAS. */
-inline cell_add_result cell_add_exclusive(std::atomic<std::uint64_t>& cell, std::uint64_t tag,
-                                          std::uint64_t n) noexcept {
-  const std::uint64_t cur = cell.load(std::memory_order_relaxed);
-  const std::uint64_t cur_tag = cur >> cell_value_bits;
-  if (cur != 0 && cur_tag == tag) {
-    cell.store(cur + n, std::memory_order_relaxed);
-    return {0, false};
+/** cell_add_displacing for a word of CPU shard `shard` (see writer_shard.hpp): the same outcome
+    with a compare-and-store on that CPU instead of a CAS, or `moved` (nothing added) when the
+    thread runs on another CPU now. */
+inline cell_add_result cell_add_on_cpu(std::atomic<std::uint64_t>& cell, std::uint64_t tag,
+                                       std::uint64_t n, std::uint32_t shard) noexcept {
+  cell_add_result result;
+  const cpu_store r = update_on_cpu(cell, shard, [&](std::uint64_t cur, std::uint64_t& next) {
+    const std::uint64_t cur_tag = cur >> cell_value_bits;
+    result = {};
+    if (cur != 0 && cur_tag == tag) {
+      next = cur + n;
+    } else if (cur == 0 || cell_tag_newer(tag, cur_tag)) {
+      next = cell_pack(tag, n);
+      result.displaced = cur;
+    } else {
+      result.rejected = true;
+      return false;
+    }
+    return true;
+  });
+  if (r == cpu_store::moved) {
+    return {0, false, true};
   }
-  if (cur == 0 || cell_tag_newer(tag, cur_tag)) {
-    cell.store(cell_pack(tag, n), std::memory_order_relaxed);
-    return {cur, false};
-  }
-  return {0, true};
+  return result;
 }
 
-/// cell_min for a cell only the calling thread writes.
-inline void cell_min_exclusive(std::atomic<std::uint64_t>& cell, std::uint64_t tag,
-                               std::uint64_t v) noexcept {
-  const std::uint64_t cur = cell.load(std::memory_order_relaxed);
-  const std::uint64_t cur_tag = cur >> cell_value_bits;
-  if (cur != 0 && cur_tag == tag ? (cur & cell_value_mask) > v
-                                 : (cur == 0 || cell_tag_newer(tag, cur_tag))) {
-    cell.store(cell_pack(tag, v), std::memory_order_relaxed);
-  }
+/// cell_min for a word of CPU shard `shard`; false (nothing done) when the thread runs on
+/// another CPU now.
+inline bool cell_min_on_cpu(std::atomic<std::uint64_t>& cell, std::uint64_t tag,
+                            std::uint64_t v, std::uint32_t shard) noexcept {
+  return update_on_cpu(cell, shard, [&](std::uint64_t cur, std::uint64_t& next) {
+           const std::uint64_t cur_tag = cur >> cell_value_bits;
+           next = cell_pack(tag, v);
+           return cur != 0 && cur_tag == tag ? (cur & cell_value_mask) > v
+                                             : (cur == 0 || cell_tag_newer(tag, cur_tag));
+         }) != cpu_store::moved;
 }
 
 /// Lowers the cell to `v` for window tag `tag` if `v` is smaller than what it holds.

@@ -1,79 +1,364 @@
-// Which shard of a node's counters the calling thread writes.
+// Which shard of a node's counters the calling thread writes, and how it writes it.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <type_traits>
+
+#if defined(__SANITIZE_THREAD__)
+#define FLOODGATE_SHARD_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define FLOODGATE_SHARD_SANITIZED 1
+#endif
+#endif
+
+// Per-CPU writes by restartable sequence on x86-64 with glibc's rseq registration. Elsewhere, and
+// under TSan (which cannot see a sequence's store), every write goes to the shared shard.
+#if defined(__x86_64__) && __has_include(<sys/rseq.h>) && !defined(FLOODGATE_SHARD_SANITIZED)
+#include <sys/rseq.h>
+#define FLOODGATE_SHARD_RSEQ 1
+#endif
 
 namespace floodgate::stat {
 
 /** The shard a thread records statistics into.
 
     Every node keeps its hot counters once per shard: shard 0 is shared, and every CPU has a
-    shard of its own (shards 1 .. shard_count() - 1). A thread that enters or exits a resource
-    first claims the shard of the CPU it runs on (@ref shard_claim); while it holds the claim no
-    other thread writes that shard, so its updates are plain load + store on cache lines only
-    that CPU writes: no lock prefix, no line ping-pong between cores. The claim is made with a
-    restartable sequence (Linux rseq): the kernel restarts it if the thread is preempted or
-    migrated half-way, so two threads of one CPU never both hold it, and it costs no atomic
-    read-modify-write. It is given back when the call ends, so a pool of any number of threads
-    shares the CPUs' shards as the scheduler runs them, and a thread that stops entering holds
-    nothing. A thread that holds no claim (its CPU's shard is held by a thread preempted in a
-    call, or no rseq) writes the shared shard with atomic read-modify-writes. Readers sum the
-    shards. An entry may exit on another CPU than the one that entered: each writer writes the
-    shard it holds and the sums stay exact.
+    shard of its own (shards 1 .. shard_count() - 1). A thread writes the shard of the CPU it runs
+    on, with no claim and no lock prefix: each update of a per-CPU word is one restartable
+    sequence (Linux rseq, @ref store_on_cpu) that checks the thread still runs on that CPU and
+    that the word still holds what the thread read, then stores. The kernel restarts a sequence
+    whose thread is preempted or migrated half-way, so the threads of one CPU update its words
+    one after another, and a thread that moved to another CPU is told so and writes the shared
+    shard with atomic read-modify-writes instead. Nothing is held between two updates, so any
+    number of threads share the CPUs' shards as the scheduler runs them: a thread preempted in
+    the middle of a call strands nothing.
 
-    Readers sum only the shards some thread has written (used_shards()).
+    Readers sum the shards, and only those some thread has written (used_shards()). An entry
+    may exit on another CPU than the one that entered: each update goes to the shard of the CPU
+    it ran on, and the sums stay exact.
 
     This is the thread's identity for statistics only, never request state.
 */
 struct writer_shard {
   std::uint32_t index;
-  bool exclusive;  ///< the thread holds this shard's claim: plain stores
+  bool exclusive;  ///< a CPU's shard: write it with store_on_cpu(), never with plain stores
 };
 
 namespace detail {
-/// While the thread holds a claim: the shard's index | 1 << 16; otherwise 0 (the shared shard).
-/// Constant-initialised, so reading it costs one TLS load and no initialisation guard.
-inline thread_local std::uint32_t thread_shard = 0;
 /// Bit i: some thread has written shard i. Bit 0 (the shared shard) is always set; the others
-/// are set before the first write of their first claim and never cleared.
+/// are set before the first write into their shard and never cleared.
 inline std::atomic<std::uint32_t> used_shard_bits{1};
-bool claim_cpu_shard() noexcept;
-void release_cpu_shard() noexcept;
+/// CPUs with a shard of their own (0 until the first call computes it).
+inline std::atomic<std::uint32_t> cpu_shard_limit{0};
+/// Set by shared_shard_scope: the thread writes the shared shard.
+inline thread_local bool shared_only = false;
+std::uint32_t compute_cpu_shard_limit() noexcept;
+void note_used_shard(std::uint32_t index) noexcept;
+
+#if FLOODGATE_SHARD_RSEQ
+inline struct rseq* rseq_area() noexcept {
+  return reinterpret_cast<struct rseq*>(static_cast<char*>(__builtin_thread_pointer()) +
+                                        __rseq_offset);
+}
+/// The CPU the thread runs on, as the kernel last told it (huge when rseq is not registered).
+inline std::uint32_t current_cpu() noexcept {
+  return *static_cast<volatile std::uint32_t*>(&rseq_area()->cpu_id);
+}
+#endif
 }  // namespace detail
 
-/// The shard the calling thread writes now: its claimed CPU shard, or the shared shard 0.
-inline writer_shard this_thread_shard() noexcept {
-  const std::uint32_t v = detail::thread_shard;
-  return {v & 0xffff, (v >> 16) != 0};
+/// The shard the calling thread writes now: its CPU's shard, or the shared shard 0 (no rseq,
+/// a CPU beyond the shards, or a shared_shard_scope).
+[[gnu::always_inline]] inline writer_shard this_thread_shard() noexcept {
+#if FLOODGATE_SHARD_RSEQ
+  std::uint32_t limit = detail::cpu_shard_limit.load(std::memory_order_relaxed);
+  if (limit == 0) [[unlikely]] {
+    limit = detail::compute_cpu_shard_limit();
+  }
+  const std::uint32_t cpu = detail::current_cpu();
+  if (cpu < limit && !detail::shared_only) [[likely]] {
+    const std::uint32_t index = cpu + 1;
+    if ((detail::used_shard_bits.load(std::memory_order_relaxed) & (1u << index)) == 0)
+        [[unlikely]] {
+      detail::note_used_shard(index);
+    }
+    return {index, true};
+  }
+#endif
+  return {0, false};
 }
 
-/** Holds the calling thread's CPU shard for a scope (an entry or an exit): claimed on
-    construction if free, given back on destruction. Nested claims are no-ops.
+/** While it lives, the calling thread writes the shared shard 0 with atomics, as a thread
+    without a CPU shard does (tests use it to run both write paths on one machine).
 
     @par Thread Safety
-    A scope object of the calling thread; never handed to another thread.
+    A scope object of the calling thread.
 */
-class shard_claim {
+class shared_shard_scope {
  public:
-  shard_claim() noexcept : held_(detail::thread_shard == 0 && detail::claim_cpu_shard()) {}
-  ~shard_claim() {
-    if (held_) detail::release_cpu_shard();
-  }
-  shard_claim(const shard_claim&) = delete;
-  shard_claim& operator=(const shard_claim&) = delete;
+  shared_shard_scope() noexcept : before_(detail::shared_only) { detail::shared_only = true; }
+  ~shared_shard_scope() { detail::shared_only = before_; }
+  shared_shard_scope(const shared_shard_scope&) = delete;
+  shared_shard_scope& operator=(const shared_shard_scope&) = delete;
 
  private:
-  bool held_;
+  bool before_;
 };
 
-/** Runs `f()` while the calling thread holds shard `index` (whatever CPU it runs on; a claim
-    it already holds stays held), and returns true; false, without running `f`, when another
-    thread holds that shard now or the system cannot hand a CPU's shard to another CPU. Slow (a
-    process-wide barrier): for rare repairs such as returning an idle CPU's lease, never for the
-    request path's common case. */
-template <class F>
-bool with_shard_of_other_cpu(std::uint32_t index, F&& f);
+#if FLOODGATE_SHARD_RSEQ
+/* One restartable sequence on the CPU of `cpu`, whose last instruction (the end of BODY) is its
+   commit. The descriptor (section __rseq_cs, in the enclosing function's section group) names the
+   sequence [1, 2) and its abort handler 4, which follows glibc's rseq signature; the kernel sends
+   a thread preempted, migrated or signalled between 1 and 2 to 4, which jumps to the caller's
+   `restarted` label. BODY may use %rax and %rcx as scratch and jump to the other LABELS.
+
+   The written word is an input operand and there is no "memory" clobber: CPU shard words are
+   std::atomic, read only through atomic operations, which the compiler neither caches nor
+   merges, and a caller that needs the sequence ordered against other memory puts a compiler
+   fence beside it (rcu_cell). A clobber made every sequence reload the caller's state (+15 ns
+   per entry + exit); a memory output made GCC 12 send one restart to the function's entry. */
+#define FLOODGATE_UNPAREN(...) __VA_ARGS__
+#define FLOODGATE_ON_CPU(BODY, LABELS, ...)                        \
+  __asm__ goto(".pushsection __rseq_cs, \"aw?\"\n\t"              \
+               ".balign 32\n\t"                                    \
+               "3:\n\t"                                            \
+               ".long 0, 0\n\t"                                    \
+               ".quad 1f, 2f - 1f, 4f\n\t"                         \
+               ".popsection\n\t"                                   \
+               "leaq 3b(%%rip), %%rax\n\t"                         \
+               "movq %%rax, %[cs]\n\t"                             \
+               "1:\n\t"                                            \
+               "cmpl %[cpu], %[current_cpu]\n\t"                   \
+               "jnz 4f\n\t" BODY                                   \
+               "2:\n\t"                                            \
+               ".pushsection .text.unlikely, \"ax?\"\n\t"          \
+               ".byte 0x0f, 0xb9, 0x3d\n\t"                        \
+               ".long 0x53053053\n\t"                              \
+               "4:\n\t"                                            \
+               "jmp %l[restarted]\n\t"                             \
+               ".popsection\n\t"                                   \
+               :                                                   \
+               : __VA_ARGS__                                       \
+               : "cc", "rax", "rcx"                                \
+               : FLOODGATE_UNPAREN LABELS)
+#define FLOODGATE_ON_CPU_OPERANDS                                        \
+  [cs] "m"(rs->rseq_cs), [cpu] "r"(cpu), [current_cpu] "m"(rs->cpu_id), \
+      [word] "m"(word)
+#endif
+
+/// What store_on_cpu() did.
+enum class cpu_store {
+  done,     ///< stored
+  changed,  ///< the word no longer held `expected` (or the sequence restarted): read it again
+  moved,    ///< the thread runs on another CPU now: nothing stored; write the shared shard
+  guarded,  ///< (store_on_cpu_unless) the guard is set: nothing stored
+};
+
+/** Stores `desired` into `word`, a word of CPU shard `shard` (writer_shard::index with
+    `exclusive`), if the calling thread still runs on that CPU and the word still holds
+    `expected`: a compare-and-store without a lock prefix that acts as one step for every thread
+    of that CPU. Every writer of a CPU shard's word must use it (or the helpers below); the
+    shared shard is written with atomics. */
+template <class T>
+[[gnu::always_inline]] inline cpu_store store_on_cpu(std::atomic<T>& word, T expected, T desired,
+                                                     std::uint32_t shard) noexcept {
+  static_assert(std::is_integral_v<T> && (sizeof(T) == 8 || sizeof(T) == 4));
+#if FLOODGATE_SHARD_RSEQ
+  struct rseq* rs = detail::rseq_area();
+  const std::uint32_t cpu = shard - 1;
+  if constexpr (sizeof(T) == 8) {
+    FLOODGATE_ON_CPU("cmpq %[expected], %[word]\n\t"
+                     "jnz %l[changed]\n\t"
+                     "movq %[desired], %[word]\n\t",
+                     (changed, restarted), FLOODGATE_ON_CPU_OPERANDS, [expected] "r"(expected),
+                     [desired] "r"(desired));
+  } else {
+    FLOODGATE_ON_CPU("cmpl %[expected], %[word]\n\t"
+                     "jnz %l[changed]\n\t"
+                     "movl %[desired], %[word]\n\t",
+                     (changed, restarted), FLOODGATE_ON_CPU_OPERANDS, [expected] "r"(expected),
+                     [desired] "r"(desired));
+  }
+  return cpu_store::done;
+changed:
+  return cpu_store::changed;
+restarted:
+  return detail::current_cpu() == cpu ? cpu_store::changed : cpu_store::moved;
+#else
+  (void)word;
+  (void)expected;
+  (void)desired;
+  (void)shard;
+  return cpu_store::moved;  // no CPU shard is ever handed out
+#endif
+}
+
+/** store_on_cpu(), but declined with cpu_store::guarded while `guard` is not zero: the guard
+    is read inside the sequence. A thread of another CPU that sets the guard and then calls
+    restart_cpu_sequences() knows that no such store is under way and none will be made until it
+    clears the guard: it may then change `word` with atomics. */
+template <class T>
+[[gnu::always_inline]] inline cpu_store store_on_cpu_unless(std::atomic<T>& word, T expected,
+                                                            T desired, std::uint32_t shard,
+                                                            const std::atomic<std::uint32_t>& guard) noexcept {
+  static_assert(std::is_integral_v<T> && sizeof(T) == 8);
+#if FLOODGATE_SHARD_RSEQ
+  struct rseq* rs = detail::rseq_area();
+  const std::uint32_t cpu = shard - 1;
+  FLOODGATE_ON_CPU("cmpl $0, %[guard]\n\t"
+                   "jnz %l[guarded]\n\t"
+                   "cmpq %[expected], %[word]\n\t"
+                   "jnz %l[changed]\n\t"
+                   "movq %[desired], %[word]\n\t",
+                   (guarded, changed, restarted), FLOODGATE_ON_CPU_OPERANDS,
+                   [guard] "m"(guard), [expected] "r"(expected), [desired] "r"(desired));
+  return cpu_store::done;
+guarded:
+  return cpu_store::guarded;
+changed:
+  return cpu_store::changed;
+restarted:
+  return detail::current_cpu() == cpu ? cpu_store::changed : cpu_store::moved;
+#else
+  (void)word;
+  (void)expected;
+  (void)desired;
+  (void)shard;
+  (void)guard;
+  return cpu_store::moved;
+#endif
+}
+
+/** Restarts every restartable sequence of this process under way on any CPU, with a full
+    memory barrier on each (Linux membarrier, PRIVATE_EXPEDITED_RSEQ): a guard set before it is
+    seen by every sequence that commits after it (see store_on_cpu_unless). Slow (it interrupts
+    every CPU running a thread of the process): for rare repairs only. False when the system
+    cannot do it (nothing happened). */
+bool restart_cpu_sequences() noexcept;
+/// Whether restart_cpu_sequences() works here (registered on first use).
+bool cpu_sequence_restart_available() noexcept;
+
+/** Applies `next` to `word` of CPU shard `shard` as one step for that CPU (see store_on_cpu):
+    `next(cur, out)` returns false to leave the word as it is. Returns cpu_store::done when it
+    stored, cpu_store::changed when `next` declined, cpu_store::moved when the thread runs on
+    another CPU now (nothing stored). */
+template <class T, class F>
+[[gnu::always_inline]] inline cpu_store update_on_cpu(std::atomic<T>& word, std::uint32_t shard,
+                                                      F&& next) noexcept {
+  for (;;) {
+    const T cur = word.load(std::memory_order_relaxed);
+    T out;
+    if (!next(cur, out)) {
+      return cpu_store::changed;
+    }
+    const cpu_store r = store_on_cpu(word, cur, out, shard);
+    if (r != cpu_store::changed) [[likely]] {
+      return r;
+    }
+  }
+}
+
+/// Adds `n` to `word` of CPU shard `shard`; false (nothing added) when the thread runs on
+/// another CPU now. The add to memory is the sequence's commit: one instruction, no loop.
+template <class T>
+[[gnu::always_inline]] inline bool add_on_cpu(std::atomic<T>& word, T n,
+                                              std::uint32_t shard) noexcept;
+
+namespace detail {
+/// add_on_cpu() after its sequence restarted: again while the thread stays on the CPU.
+template <class T>
+[[gnu::noinline]] bool add_on_cpu_again(std::atomic<T>& word, T n, std::uint32_t shard) noexcept {
+#if FLOODGATE_SHARD_RSEQ
+  if (current_cpu() != shard - 1) {
+    return false;
+  }
+#endif
+  return add_on_cpu(word, n, shard);
+}
+}  // namespace detail
+
+template <class T>
+[[gnu::always_inline]] inline bool add_on_cpu(std::atomic<T>& word, T n,
+                                              std::uint32_t shard) noexcept {
+  static_assert(std::is_integral_v<T> && (sizeof(T) == 8 || sizeof(T) == 4));
+#if FLOODGATE_SHARD_RSEQ
+  struct rseq* rs = detail::rseq_area();
+  const std::uint32_t cpu = shard - 1;
+  if constexpr (sizeof(T) == 8) {
+    FLOODGATE_ON_CPU("addq %[n], %[word]\n\t", (restarted), FLOODGATE_ON_CPU_OPERANDS,
+                     [n] "r"(n));
+  } else {
+    FLOODGATE_ON_CPU("addl %[n], %[word]\n\t", (restarted), FLOODGATE_ON_CPU_OPERANDS,
+                     [n] "r"(n));
+  }
+  return true;
+restarted:
+  return detail::add_on_cpu_again(word, n, shard);
+#else
+  (void)word;
+  (void)n;
+  (void)shard;
+  return false;
+#endif
+}
+
+/** Adds `n` to tagged cell `word` (stat/tagged_cell.hpp, `value_bits` of count) of CPU shard
+    `shard` if it holds window tag `tag` (an empty cell counts as tag 0): the tag test and the
+    add in one sequence. cpu_store::changed: the cell holds another window, nothing added. */
+[[gnu::always_inline]] inline cpu_store add_if_tag_on_cpu(std::atomic<std::uint64_t>& word,
+                                                          std::uint64_t tag, std::uint64_t n,
+                                                          std::uint32_t shard,
+                                                          unsigned value_bits) noexcept;
+
+namespace detail {
+/// add_if_tag_on_cpu() after its sequence restarted: again while the thread stays on the CPU.
+[[gnu::noinline]] inline cpu_store add_if_tag_on_cpu_again(std::atomic<std::uint64_t>& word,
+                                                           std::uint64_t tag, std::uint64_t n,
+                                                           std::uint32_t shard,
+                                                           unsigned value_bits) noexcept {
+#if FLOODGATE_SHARD_RSEQ
+  if (current_cpu() != shard - 1) {
+    return cpu_store::moved;
+  }
+#endif
+  return add_if_tag_on_cpu(word, tag, n, shard, value_bits);
+}
+}  // namespace detail
+
+[[gnu::always_inline]] inline cpu_store add_if_tag_on_cpu(std::atomic<std::uint64_t>& word,
+                                                          std::uint64_t tag, std::uint64_t n,
+                                                          std::uint32_t shard,
+                                                          unsigned value_bits) noexcept {
+#if FLOODGATE_SHARD_RSEQ
+  struct rseq* rs = detail::rseq_area();
+  const std::uint32_t cpu = shard - 1;
+  const std::uint64_t tag_high = tag << value_bits;
+  const std::uint64_t high_mask = ~((std::uint64_t{1} << value_bits) - 1);
+  FLOODGATE_ON_CPU("movq %[word], %%rax\n\t"
+                   "movq %%rax, %%rcx\n\t"
+                   "andq %[high_mask], %%rcx\n\t"
+                   "cmpq %[tag_high], %%rcx\n\t"
+                   "jnz %l[other_window]\n\t"
+                   "addq %[n], %%rax\n\t"
+                   "movq %%rax, %[word]\n\t",
+                   (other_window, restarted), FLOODGATE_ON_CPU_OPERANDS,
+                   [high_mask] "r"(high_mask), [tag_high] "r"(tag_high), [n] "r"(n));
+  return cpu_store::done;
+other_window:
+  return cpu_store::changed;
+restarted:
+  return detail::add_if_tag_on_cpu_again(word, tag, n, shard, value_bits);
+#else
+  (void)word;
+  (void)tag;
+  (void)n;
+  (void)shard;
+  (void)value_bits;
+  return cpu_store::moved;
+#endif
+}
 
 /// Shards per node: the shared one plus one per CPU (up to 16).
 std::uint32_t shard_count() noexcept;
@@ -81,11 +366,11 @@ std::uint32_t shard_count() noexcept;
 /** The shards any thread has ever written, as a bit set (bit i: shard i); every other shard of
     every node is still zero, so a sum over these shards is the sum over all of them.
 
-    A claim sets its shard's bit before the first write into it, and bits are never cleared: a
-    thread always sees its own shard, and a reader ordered after a writer (a join, a lock, any
-    acquire of what the writer released) sees the writer's. A racing reader may miss a shard
-    just claimed, as it may read an older value of any relaxed counter. Iterate with
-    for_each_used_shard(). */
+    this_thread_shard() sets its shard's bit before the thread's first write into it, and bits
+    are never cleared: a thread always sees its own shard, and a reader ordered after a writer (a
+    join, a lock, any acquire of what the writer released) sees the writer's. A racing reader may
+    miss a shard just written the first time, as it may read an older value of any relaxed
+    counter. Iterate with for_each_used_shard(). */
 inline std::uint32_t used_shards() noexcept {
   return detail::used_shard_bits.load(std::memory_order_acquire);
 }
@@ -96,21 +381,6 @@ inline void for_each_used_shard(F&& f) noexcept(noexcept(f(std::uint32_t{}))) {
   for (std::uint32_t m = used_shards(); m != 0; m &= m - 1) {
     f(static_cast<std::uint32_t>(__builtin_ctz(m)));
   }
-}
-
-namespace detail {
-bool take_over_shard(std::uint32_t index) noexcept;
-void hand_back_shard(std::uint32_t index) noexcept;
-}  // namespace detail
-
-template <class F>
-bool with_shard_of_other_cpu(std::uint32_t index, F&& f) {
-  if (!detail::take_over_shard(index)) {
-    return false;
-  }
-  f();
-  detail::hand_back_shard(index);
-  return true;
 }
 
 }  // namespace floodgate::stat

@@ -4,6 +4,8 @@
 
 #include "stat/writer_shard.hpp"
 
+#include "lib/support/cpu_pin.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -19,20 +21,23 @@
 namespace floodgate::param_detail {
 namespace {
 
-// Every single-thread test runs twice: from a thread that holds no writer shard (requests go
-// straight to the shared sets) and from one that holds its CPU's shard, as a request inside an
-// engine call does (requests of known values wait in the shard's pending words).
+// Every single-thread test runs twice: from a thread that writes no CPU's shard (requests go
+// straight to the shared sets) and from one bound to its CPU, as a request on a CPU with a writer
+// shard is (requests of known values wait in the CPU's pending words).
 struct TopValueWindow : ::testing::TestWithParam<bool> {
   value_hasher hasher{42};
   top_value_window window{5000, 512};  // 5 s in 10 buckets of 500 ms
-  std::optional<stat::shard_claim> claim;
+  std::optional<test::cpu_pin> pin;
+  std::optional<stat::shared_shard_scope> shared;
 
   void SetUp() override {
     if (GetParam()) {
-      claim.emplace();
-      if (!stat::this_thread_shard().exclusive) {
-        GTEST_SKIP() << "this thread could not claim its CPU's writer shard";
+      pin.emplace();
+      if (!pin->per_cpu()) {
+        GTEST_SKIP() << "no per-CPU writer shard here (no rseq, or TSan)";
       }
+    } else {
+      shared.emplace();
     }
   }
 
@@ -134,9 +139,9 @@ TEST_P(TopValueWindow, ConcurrentRequestsOfAKnownValueAreAllCountedWhileReadersM
   for (int t = 0; t < 4; ++t) {
     writers.emplace_back([&, t] {
       for (int i = 0; i < 20'000; ++i) {
-        // Half the writers hold their CPU's shard per request, as engine calls do.
-        std::optional<stat::shard_claim> held;
-        if (t % 2 == 0) held.emplace();
+        // Half the writers write their CPU's shard, as engine calls do; half the shared sets.
+        std::optional<stat::shared_shard_scope> shared_sets;
+        if (t % 2 == 1) shared_sets.emplace();
         record("hot", 1000);
         record("cold-" + std::to_string(t) + "-" + std::to_string(i % 10), 1000);
       }

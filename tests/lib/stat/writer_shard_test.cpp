@@ -1,7 +1,11 @@
-// Writer shards: a call holds its CPU's shard alone and gives it back when it ends.
+// Writer shards: a thread writes the shard of the CPU it runs on, one restartable step per word.
 #include "stat/writer_shard.hpp"
 
+#include "lib/support/cpu_pin.hpp"
+
 #include <gtest/gtest.h>
+
+#include <sched.h>
 
 #include <atomic>
 #include <cstdint>
@@ -12,75 +16,100 @@
 namespace floodgate::stat {
 namespace {
 
-TEST(WriterShard, AThreadOutsideACallWritesTheSharedShard) {
-  EXPECT_EQ(this_thread_shard().index, 0u);
-  EXPECT_FALSE(this_thread_shard().exclusive);
+constexpr const char* no_cpu_shards = "no per-CPU writer shard here (no rseq, or TSan)";
+
+TEST(WriterShard, AThreadWritesTheShardOfTheCpuItRunsOn) {
+  const test::cpu_pin pin;
+  if (!pin.per_cpu()) GTEST_SKIP() << no_cpu_shards;
+  const writer_shard ws = this_thread_shard();
+  EXPECT_TRUE(ws.exclusive);
+  EXPECT_EQ(ws.index, static_cast<std::uint32_t>(sched_getcpu()) + 1);
+  EXPECT_LT(ws.index, shard_count());
+  EXPECT_NE(used_shards() & (1u << ws.index), 0u);  // readers will sum it
 }
 
-TEST(WriterShard, AClaimHoldsACpuShardUntilItsScopeEnds) {
+TEST(WriterShard, ASharedShardScopeWritesTheSharedShardUntilItEnds) {
+  const test::cpu_pin pin;
+  const writer_shard before = this_thread_shard();
   {
-    const shard_claim claim;
-    const writer_shard held = this_thread_shard();
-    ASSERT_TRUE(held.exclusive);  // nothing else holds this CPU's shard
-    EXPECT_GE(held.index, 1u);
-    EXPECT_LT(held.index, shard_count());
-    EXPECT_NE(used_shards() & (1u << held.index), 0u);
+    const shared_shard_scope shared;
+    EXPECT_EQ(this_thread_shard().index, 0u);
+    EXPECT_FALSE(this_thread_shard().exclusive);
     {
-      const shard_claim nested;  // a call inside a call keeps the outer claim
-      EXPECT_EQ(this_thread_shard().index, held.index);
+      const shared_shard_scope nested;
+      EXPECT_EQ(this_thread_shard().index, 0u);
     }
-    EXPECT_EQ(this_thread_shard().index, held.index);
+    EXPECT_EQ(this_thread_shard().index, 0u);  // the outer scope still holds
   }
-  EXPECT_EQ(this_thread_shard().index, 0u);  // given back: a thread that stops holds nothing
+  EXPECT_EQ(this_thread_shard().index, before.index);
+  EXPECT_EQ(this_thread_shard().exclusive, before.exclusive);
 }
 
-TEST(WriterShard, AHeldShardCannotBeTakenOverAndAFreeOneCan) {
-  std::uint32_t mine = 0;
-  {
-    const shard_claim claim;
-    mine = this_thread_shard().index;
-    ASSERT_TRUE(this_thread_shard().exclusive);
-    bool ran = false;
-    EXPECT_FALSE(with_shard_of_other_cpu(mine, [&] { ran = true; }));
-    EXPECT_FALSE(ran);
-  }
-  bool ran = false;
-  EXPECT_TRUE(with_shard_of_other_cpu(mine, [&] { ran = true; }));
-  EXPECT_TRUE(ran);
-  const shard_claim again;  // handed back
-  EXPECT_TRUE(this_thread_shard().exclusive);
+TEST(WriterShard, AStoreOnTheCpuComparesThenStores) {
+  const test::cpu_pin pin;
+  if (!pin.per_cpu()) GTEST_SKIP() << no_cpu_shards;
+  const std::uint32_t shard = this_thread_shard().index;
+  std::atomic<std::uint64_t> word{5};
+  EXPECT_EQ(store_on_cpu(word, std::uint64_t{4}, std::uint64_t{9}, shard), cpu_store::changed);
+  EXPECT_EQ(word.load(), 5u);  // not what the caller read: left alone
+  EXPECT_EQ(store_on_cpu(word, std::uint64_t{5}, std::uint64_t{9}, shard), cpu_store::done);
+  EXPECT_EQ(word.load(), 9u);
+  std::atomic<std::int32_t> narrow{-1};
+  EXPECT_TRUE(add_on_cpu(narrow, std::int32_t{3}, shard));
+  EXPECT_EQ(narrow.load(), 2);
+  std::atomic<std::int64_t> wide{0};
+  EXPECT_TRUE(add_on_cpu(wide, std::int64_t{-7}, shard));
+  EXPECT_EQ(wide.load(), -7);
 }
 
-// Many more threads than CPUs: every increment made under a claim is a plain load and store on
-// the claimed shard's counter (as the statistics do), and none is lost.
-TEST(WriterShard, ClaimsNeverLetTwoThreadsWriteOneShard) {
+TEST(WriterShard, AStoreIntoAnotherCpusShardIsRefused) {
+  const test::cpu_pin pin;
+  if (!pin.per_cpu()) GTEST_SKIP() << no_cpu_shards;
+  if (shard_count() < 3) GTEST_SKIP() << "one CPU: no other CPU's shard";
+  const std::uint32_t mine = this_thread_shard().index;
+  const std::uint32_t other = mine == 1 ? 2 : 1;
+  std::atomic<std::uint64_t> word{5};
+  EXPECT_EQ(store_on_cpu(word, std::uint64_t{5}, std::uint64_t{9}, other), cpu_store::moved);
+  EXPECT_EQ(word.load(), 5u);
+  EXPECT_FALSE(add_on_cpu(word, std::uint64_t{1}, other));
+  EXPECT_EQ(word.load(), 5u);
+}
+
+// Many more threads than CPUs, each adding to its CPU's counter as the statistics do (or to the
+// shared one, with an atomic add, after a migration): none of the increments is lost, though the
+// scheduler preempts threads in the middle of their steps, and nothing a preempted thread did
+// keeps the others off their CPU's counter.
+TEST(WriterShard, ThreadsOfOneCpuNeverLoseAnUpdateAndNeverStrandTheShard) {
+  if (!this_thread_shard().exclusive) GTEST_SKIP() << no_cpu_shards;
   struct alignas(64) counter {
     std::atomic<std::uint64_t> value{0};
   };
   std::vector<counter> counters(shard_count());
   constexpr int threads = 16;
-  constexpr int rounds = 20'000;
+  constexpr int rounds = 2'000'000;
+  std::atomic<std::uint64_t> shared_writes{0};
   std::latch start(threads);
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&] {
       start.arrive_and_wait();
+      std::uint64_t shared = 0;
       for (int i = 0; i < rounds; ++i) {
-        const shard_claim claim;
         const writer_shard ws = this_thread_shard();
-        auto& c = counters[ws.index].value;
-        if (ws.exclusive) {
-          c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-        } else {
-          c.fetch_add(1, std::memory_order_relaxed);
+        if (!ws.exclusive || !add_on_cpu(counters[ws.index].value, std::uint64_t{1}, ws.index)) {
+          counters[0].value.fetch_add(1, std::memory_order_relaxed);
+          ++shared;
         }
       }
+      shared_writes.fetch_add(shared);
     });
   }
   for (auto& t : pool) t.join();
   std::uint64_t sum = 0;
   for (const auto& c : counters) sum += c.value.load();
   EXPECT_EQ(sum, std::uint64_t{threads} * rounds);
+  // Only a migration between reading the CPU and the step sends a write to the shared shard.
+  EXPECT_LT(shared_writes.load(), std::uint64_t{threads} * rounds / 100);
 }
 
 }  // namespace
