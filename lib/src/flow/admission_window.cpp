@@ -93,10 +93,9 @@ std::uint64_t admission_window::refusal_key(std::int64_t now_ms, std::uint32_t a
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);
   };
-  std::uint64_t h = mix(static_cast<std::uint64_t>(now_ms));
-  h = mix(h ^ acquire);
-  h = mix(h ^ count_bits);
-  h = mix(h ^ refunds);
+  // Two rounds over odd multiples of the four values: a refused flood computes this per request.
+  std::uint64_t h = mix(static_cast<std::uint64_t>(now_ms) * 0x9e3779b97f4a7c15ULL ^ count_bits);
+  h = mix(h ^ (refunds * 0xd1b54a32d192ed03ULL + acquire));
   return h | 1;
 }
 
