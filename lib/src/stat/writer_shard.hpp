@@ -156,54 +156,13 @@ enum class cpu_store {
   guarded,  ///< (store_on_cpu_unless) the guard is set: nothing stored
 };
 
-/** Stores `desired` into `word`, a word of CPU shard `shard` (writer_shard::index with
-    `exclusive`), if the calling thread still runs on that CPU and the word still holds
-    `expected`: a compare-and-store without a lock prefix that acts as one step for every thread
-    of that CPU. Every writer of a CPU shard's word must use it (or the helpers below); the
-    shared shard is written with atomics. */
-template <class T>
-[[gnu::always_inline]] inline cpu_store store_on_cpu(std::atomic<T>& word, T expected, T desired,
-                                                     std::uint32_t shard) noexcept {
-  static_assert(std::is_integral_v<T> && (sizeof(T) == 8 || sizeof(T) == 4));
-#if FLOODGATE_SHARD_RSEQ
-  struct rseq* rs = detail::rseq_area();
-  const std::uint32_t cpu = shard - 1;
-  if constexpr (sizeof(T) == 8) {
-    FLOODGATE_ON_CPU("cmpq %[expected], %[word]\n\t"
-                     "jnz %l[changed]\n\t"
-                     "movq %[desired], %[word]\n\t",
-                     (changed, restarted), FLOODGATE_ON_CPU_OPERANDS, [expected] "r"(expected),
-                     [desired] "r"(desired));
-  } else {
-    FLOODGATE_ON_CPU("cmpl %[expected], %[word]\n\t"
-                     "jnz %l[changed]\n\t"
-                     "movl %[desired], %[word]\n\t",
-                     (changed, restarted), FLOODGATE_ON_CPU_OPERANDS, [expected] "r"(expected),
-                     [desired] "r"(desired));
-  }
-  return cpu_store::done;
-changed:
-  return cpu_store::changed;
-restarted:
-  return detail::current_cpu() == cpu ? cpu_store::changed : cpu_store::moved;
-#else
-  (void)word;
-  (void)expected;
-  (void)desired;
-  (void)shard;
-  return cpu_store::moved;  // no CPU shard is ever handed out
-#endif
-}
-
-/** store_on_cpu(), but declined with cpu_store::guarded while `guard` is not zero: the guard
-    is read inside the sequence. A thread of another CPU that sets the guard and then calls
+/** Stores `desired` into `word` of CPU shard `shard` as store_on_cpu() below does, but declines
+    with cpu_store::guarded while `guard` is not zero: the guard is read inside the sequence. A thread of another CPU that sets the guard and then calls
     restart_cpu_sequences() knows that no such store is under way and none will be made until it
     clears the guard: it may then change `word` with atomics. */
-template <class T>
-[[gnu::always_inline]] inline cpu_store store_on_cpu_unless(std::atomic<T>& word, T expected,
-                                                            T desired, std::uint32_t shard,
-                                                            const std::atomic<std::uint32_t>& guard) noexcept {
-  static_assert(std::is_integral_v<T> && sizeof(T) == 8);
+[[gnu::always_inline]] inline cpu_store store_on_cpu_unless(
+    std::atomic<std::uint64_t>& word, std::uint64_t expected, std::uint64_t desired,
+    std::uint32_t shard, const std::atomic<std::uint32_t>& guard) noexcept {
 #if FLOODGATE_SHARD_RSEQ
   struct rseq* rs = detail::rseq_area();
   const std::uint32_t cpu = shard - 1;
@@ -231,6 +190,22 @@ restarted:
 #endif
 }
 
+namespace detail {
+/// A guard nobody sets: store_on_cpu() is store_on_cpu_unless() with it.
+inline const std::atomic<std::uint32_t> never_guarded{0};
+}  // namespace detail
+
+/** Stores `desired` into `word`, a word of CPU shard `shard` (writer_shard::index with
+    `exclusive`), if the calling thread still runs on that CPU and the word still holds
+    `expected`: a compare-and-store without a lock prefix that acts as one step for every thread
+    of that CPU. Every writer of a CPU shard's word must use it (or the helpers below); the
+    shared shard is written with atomics. Never returns cpu_store::guarded. */
+[[gnu::always_inline]] inline cpu_store store_on_cpu(std::atomic<std::uint64_t>& word,
+                                                     std::uint64_t expected, std::uint64_t desired,
+                                                     std::uint32_t shard) noexcept {
+  return store_on_cpu_unless(word, expected, desired, shard, detail::never_guarded);
+}
+
 /** Restarts every restartable sequence of this process under way on any CPU, with a full
     memory barrier on each (Linux membarrier, PRIVATE_EXPEDITED_RSEQ): a guard set before it is
     seen by every sequence that commits after it (see store_on_cpu_unless). Slow (it interrupts
@@ -244,12 +219,12 @@ bool cpu_sequence_restart_available() noexcept;
     `next(cur, out)` returns false to leave the word as it is. Returns cpu_store::done when it
     stored, cpu_store::changed when `next` declined, cpu_store::moved when the thread runs on
     another CPU now (nothing stored). */
-template <class T, class F>
-[[gnu::always_inline]] inline cpu_store update_on_cpu(std::atomic<T>& word, std::uint32_t shard,
-                                                      F&& next) noexcept {
+template <class F>
+[[gnu::always_inline]] inline cpu_store update_on_cpu(std::atomic<std::uint64_t>& word,
+                                                      std::uint32_t shard, F&& next) noexcept {
   for (;;) {
-    const T cur = word.load(std::memory_order_relaxed);
-    T out;
+    const std::uint64_t cur = word.load(std::memory_order_relaxed);
+    std::uint64_t out;
     if (!next(cur, out)) {
       return cpu_store::changed;
     }
