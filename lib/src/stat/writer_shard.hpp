@@ -117,8 +117,9 @@ class shared_shard_scope {
    The written word is an input operand and there is no "memory" clobber: CPU shard words are
    std::atomic, read only through atomic operations, which the compiler neither caches nor
    merges, and a caller that needs the sequence ordered against other memory puts a compiler
-   fence beside it (rcu_cell). A clobber made every sequence reload the caller's state (+15 ns
-   per entry + exit); a memory output made GCC 12 send one restart to the function's entry. */
+   fence beside it (rcu_cell). A clobber would make every sequence a full compiler barrier (the
+   caller's state reloaded after each of the ~27 per entry + exit); a memory output made GCC 12
+   send one restart to the function's entry. */
 #define FLOODGATE_UNPAREN(...) __VA_ARGS__
 #define FLOODGATE_ON_CPU(BODY, LABELS, ...)                        \
   __asm__ goto(".pushsection __rseq_cs, \"aw?\"\n\t"              \
