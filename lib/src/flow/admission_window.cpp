@@ -172,7 +172,7 @@ admission_window::admission admission_window::admit_once(std::int64_t now_ms,
                                                          bool may_reclaim) noexcept {
   const std::int64_t w = s.window_of(std::max<std::int64_t>(now_ms, 0));
   const stat::writer_shard ws = stat::this_thread_shard();
-  std::atomic<std::uint64_t>* lease = nullptr;
+  bool leasing = false;  // this CPU holds a lease word and the interval is one second
   lease_word* own = ws.exclusive && stat::cpu_sequence_restart_available()
                         ? leases_.create(ws.index, 1)
                         : nullptr;
@@ -187,7 +187,7 @@ admission_window::admission admission_window::admit_once(std::int64_t now_ms,
       }
     }
     if (s.interval_ms == 1000) {
-      lease = &own->word;
+      leasing = true;
       if (take_from_lease(*own, w, acquire, ws.index)) {
         return {true, w, 0};
       }
@@ -231,7 +231,7 @@ admission_window::admission admission_window::admit_once(std::int64_t now_ms,
     }
     // Book ahead for this thread while the window is far from full (see Leases).
     std::uint64_t extra = 0;
-    if (lease != nullptr) {
+    if (leasing) {
       const auto limit = static_cast<double>(earlier + booked_now + acquire);
       const double room = count - limit;
       if (room >= 1) {
@@ -241,7 +241,7 @@ admission_window::admission admission_window::admit_once(std::int64_t now_ms,
     }
     if (c.compare_exchange_weak(cur, cell_pack(tag, booked_now + acquire + extra),
                                 std::memory_order_acq_rel, std::memory_order_acquire)) {
-      if (lease != nullptr) {
+      if (leasing) {
         renew_lease(*own, w, extra, ws.index);
         if (extra != 0) {
           own->leased_ms.store(now_ms, std::memory_order_relaxed);

@@ -46,12 +46,6 @@ bool restart_cpu_sequences() noexcept {
          membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ) == 0;
 }
 
-std::uint32_t shard_count() noexcept {
-  std::uint32_t limit = detail::cpu_shard_limit.load(std::memory_order_relaxed);
-  if (limit == 0) {
-    limit = detail::compute_cpu_shard_limit();
-  }
-  return limit + 1;
-}
+std::uint32_t shard_count() noexcept { return detail::cpu_shards() + 1; }
 
 }  // namespace floodgate::stat

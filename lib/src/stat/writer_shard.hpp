@@ -55,6 +55,11 @@ inline std::atomic<std::uint32_t> cpu_shard_limit{0};
 /// Set by shared_shard_scope: the thread writes the shared shard.
 inline thread_local bool shared_only = false;
 std::uint32_t compute_cpu_shard_limit() noexcept;
+/// CPUs with a shard of their own, computed on the first call.
+inline std::uint32_t cpu_shards() noexcept {
+  const std::uint32_t limit = cpu_shard_limit.load(std::memory_order_relaxed);
+  return limit != 0 ? limit : compute_cpu_shard_limit();
+}
 void note_used_shard(std::uint32_t index) noexcept;
 
 #if FLOODGATE_SHARD_RSEQ
@@ -73,10 +78,7 @@ inline std::uint32_t current_cpu() noexcept {
 /// a CPU beyond the shards, or a shared_shard_scope).
 [[gnu::always_inline]] inline writer_shard this_thread_shard() noexcept {
 #if FLOODGATE_SHARD_RSEQ
-  std::uint32_t limit = detail::cpu_shard_limit.load(std::memory_order_relaxed);
-  if (limit == 0) [[unlikely]] {
-    limit = detail::compute_cpu_shard_limit();
-  }
+  const std::uint32_t limit = detail::cpu_shards();
   const std::uint32_t cpu = detail::current_cpu();
   if (cpu < limit && !detail::shared_only) [[likely]] {
     const std::uint32_t index = cpu + 1;
