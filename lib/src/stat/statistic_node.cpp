@@ -51,14 +51,28 @@ void statistic_node::add_concurrency_slow(write_point p, std::int64_t delta) noe
   if (ring == nullptr) {
     return;
   }
+  const auto d = static_cast<std::uint64_t>(delta);  // two's complement: see second_bucket
   if (p.exclusive) {
-    if (add_on_cpu(ring[0].concurrency, delta, p.shard)) {
+    if (add_on_cpu(ring[p.bucket].concurrency(), d, p.shard)) {
       return;
     }
     ring = move_to_shared(p);  // the thread runs on another CPU now
     if (ring == nullptr) return;
   }
-  ring[0].concurrency.fetch_add(delta, std::memory_order_relaxed);
+  ring[p.bucket].concurrency().fetch_add(d, std::memory_order_relaxed);
+}
+
+void statistic_node::record_pass_slow(write_point p, std::uint32_t n) noexcept {
+  add_second_slow(metric_event::pass, p, n);
+  add_concurrency_slow(p, 1);
+}
+
+void statistic_node::record_completion_slow(write_point p, std::uint64_t rt,
+                                            std::uint32_t n) noexcept {
+  add_second_slow(metric_event::success, p, n);
+  add_second_slow(metric_event::rt, p, rt);
+  add_concurrency_slow(p, -1);
+  lower_min_rt(p, rt);
 }
 
 second_bucket* statistic_node::move_to_shared(write_point& p) noexcept {
@@ -68,13 +82,17 @@ second_bucket* statistic_node::move_to_shared(write_point& p) noexcept {
 }
 
 std::int64_t statistic_node::concurrency() const noexcept {
-  std::int64_t sum = 0;
+  // Every bucket's word of every shard: an entry and its exit may add to different ones.
+  std::uint64_t sum = 0;
+  const auto samples = static_cast<std::size_t>(second_.sample_count());
   for_each_used_shard([&](std::uint32_t i) {
     if (const second_bucket* ring = rings_.get(i)) {
-      sum += ring[0].concurrency.load(std::memory_order_relaxed);
+      for (std::size_t b = 0; b < samples; ++b) {
+        sum += ring[b].concurrency().load(std::memory_order_relaxed);
+      }
     }
   });
-  return sum;
+  return static_cast<std::int64_t>(sum);
 }
 
 void statistic_node::note_window(std::int64_t window) noexcept {
@@ -98,14 +116,14 @@ void statistic_node::add_second_slow(metric_event e, write_point p, std::uint64_
   }
   cell_add_result r;
   if (p.exclusive) {
-    r = cell_add_on_cpu(ring[p.bucket].cells[static_cast<std::size_t>(e)], p.tag, n, p.shard);
+    r = cell_add_on_cpu(ring[p.bucket].cell(e), p.tag, n, p.shard);
     if (r.moved) {
       ring = move_to_shared(p);  // the thread runs on another CPU now
       if (ring == nullptr) return;
     }
   }
   if (!p.exclusive) {
-    r = cell_add_displacing(ring[p.bucket].cells[static_cast<std::size_t>(e)], p.tag, n);
+    r = cell_add_displacing(ring[p.bucket].cell(e), p.tag, n);
   }
   if (!r.rejected && r.displaced == 0) [[likely]] {
     return;
@@ -134,13 +152,13 @@ void statistic_node::lower_min_rt_slow(write_point p, std::uint64_t rt) noexcept
     return;
   }
   if (p.exclusive) {
-    if (cell_min_on_cpu(ring[p.bucket].min_rt, p.tag, rt, p.shard)) {
+    if (cell_min_on_cpu(ring[p.bucket].min_rt(), p.tag, rt, p.shard)) {
       return;
     }
     ring = move_to_shared(p);  // the thread runs on another CPU now
     if (ring == nullptr) return;
   }
-  cell_min(ring[p.bucket].min_rt, p.tag, rt);
+  cell_min(ring[p.bucket].min_rt(), p.tag, rt);
 }
 
 void statistic_node::add_occupied_pass(std::int64_t now_ms, std::uint32_t n) noexcept {
@@ -298,7 +316,7 @@ double statistic_node::min_rt(std::int64_t now_ms) const noexcept {
       if (ring == nullptr) {
         return;
       }
-      const auto word = ring[second_.slot(w)].min_rt.load(std::memory_order_relaxed);
+      const auto word = ring[second_.slot(w)].min_rt().load(std::memory_order_relaxed);
       if (word != 0 && (word >> cell_value_bits) == tag) {
         rt = std::min(rt, word & cell_value_mask);
       }
@@ -317,13 +335,12 @@ double statistic_node::max_success_qps(std::int64_t now_ms) const noexcept {
 }
 
 std::uint64_t statistic_node::second_tags(metric_event e) const noexcept {
-  const auto idx = static_cast<std::size_t>(e);
   std::uint64_t h = 0;
   for (std::uint32_t shard = 0; shard < shard_count(); ++shard) {
     const second_bucket* ring = rings_.get(shard);
     h = h * 31 + (ring != nullptr ? 1 : 0);
     for (int i = 0; ring != nullptr && i < second_.sample_count(); ++i) {
-      h = h * 31 + (ring[i].cells[idx].load(std::memory_order_acquire) >> cell_value_bits);
+      h = h * 31 + (ring[i].cell(e).load(std::memory_order_acquire) >> cell_value_bits);
     }
   }
   return h;
@@ -332,7 +349,6 @@ std::uint64_t statistic_node::second_tags(metric_event e) const noexcept {
 std::uint64_t statistic_node::seconds_sum(metric_event e, std::int64_t now_ms,
                                           std::int64_t first_second,
                                           std::int64_t last_second) const noexcept {
-  const auto idx = static_cast<std::size_t>(e);
   const auto now_window = second_.window_of(now_ms);
   constexpr int max_attempts = 4;
   std::uint64_t total = 0;
@@ -343,7 +359,7 @@ std::uint64_t statistic_node::seconds_sum(metric_event e, std::int64_t now_ms,
     for (std::uint32_t shard = 0; shard < shard_count(); ++shard) {
       const second_bucket* ring = rings_.get(shard);
       for (int i = 0; ring != nullptr && i < second_.sample_count(); ++i) {
-        const std::uint64_t word = ring[i].cells[idx].load(std::memory_order_acquire);
+        const std::uint64_t word = ring[i].cell(e).load(std::memory_order_acquire);
         if (word == 0) {
           continue;
         }

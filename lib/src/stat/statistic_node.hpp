@@ -77,19 +77,34 @@ class statistic_node {
   // Everything else goes to an out-of-line path that takes the write point by value, so the
   // caller's copy stays in registers.
 
-  /// What the statistic slot records for a passed entry: pass += n, one more in flight.
+  /// What the statistic slot records for a passed entry: pass += n, one more in flight (one
+  /// sequence on a CPU shard: the pair of words 0-1 of the bucket, see second_bucket).
   [[gnu::always_inline]] void record_pass(const write_point& p, std::uint32_t n) noexcept {
-    add_second(metric_event::pass, p, n);
-    add_concurrency(p, 1);
+    second_bucket* ring = rings_.get(p.shard);
+    if (p.exclusive && ring != nullptr) [[likely]] {
+      if (add_pair_on_cpu<false>(&ring[p.bucket].words[second_bucket::pass_word], p.tag, n, 1,
+                                 p.shard, cell_value_bits) == cpu_store::done) [[likely]] {
+        return;
+      }
+    }
+    record_pass_slow(p, n);
   }
-  /// What an exit records: success += n, the RT, one fewer in flight, exception += n on error.
-  [[gnu::always_inline]] void record_completion(const write_point& p, std::int64_t rt_ms, std::uint32_t n,
-                         bool error) noexcept {
+  /// What an exit records: success += n and the RT (one sequence on a CPU shard: words 2-3),
+  /// one fewer in flight, the minimum RT, exception += n on error.
+  [[gnu::always_inline]] void record_completion(const write_point& p, std::int64_t rt_ms,
+                                                std::uint32_t n, bool error) noexcept {
     const std::uint64_t rt = rt_ms > 0 ? static_cast<std::uint64_t>(rt_ms) : 0;
-    add_second(metric_event::success, p, n);
-    add_second(metric_event::rt, p, rt);
-    lower_min_rt(p, rt);
-    add_concurrency(p, -1);
+    second_bucket* ring = rings_.get(p.shard);
+    if (p.exclusive && ring != nullptr &&
+        add_pair_on_cpu<true>(&ring[p.bucket].words[second_bucket::success_word], p.tag, n, rt,
+                              p.shard, cell_value_bits) == cpu_store::done) [[likely]] {
+      if (!add_on_cpu(ring[p.bucket].concurrency(), ~std::uint64_t{0}, p.shard)) [[unlikely]] {
+        add_concurrency_slow(p, -1);
+      }
+      lower_min_rt(ring, p, rt);
+    } else {
+      record_completion_slow(p, rt, n);
+    }
     if (error) {
       add_second(metric_event::exception, p, n);
     }
@@ -178,12 +193,18 @@ class statistic_node {
   [[gnu::always_inline]] void add_concurrency(const write_point& p, std::int64_t delta) noexcept {
     second_bucket* ring = rings_.get(p.shard);
     if (p.exclusive && ring != nullptr &&
-        add_on_cpu(ring[0].concurrency, delta, p.shard)) [[likely]] {
+        add_on_cpu(ring[p.bucket].concurrency(), static_cast<std::uint64_t>(delta), p.shard))
+        [[likely]] {
       return;
     }
     add_concurrency_slow(p, delta);
   }
   void add_concurrency_slow(write_point p, std::int64_t delta) noexcept;
+  /// record_pass() when its pair could not be written in one sequence.
+  void record_pass_slow(write_point p, std::uint32_t n) noexcept;
+  /// record_completion()'s success, RT, concurrency and minimum RT when its pair could not be
+  /// written in one sequence.
+  void record_completion_slow(write_point p, std::uint64_t rt, std::uint32_t n) noexcept;
   /// Moves `p` to the shared shard (its thread runs on another CPU than `p`'s) and returns that
   /// shard's ring (null if memory for it ran out).
   second_bucket* move_to_shared(write_point& p) noexcept;
@@ -201,8 +222,8 @@ class statistic_node {
   [[gnu::always_inline]] void add_second(metric_event e, const write_point& p, std::uint64_t n) noexcept {
     second_bucket* ring = rings_.get(p.shard);
     if (p.exclusive && ring != nullptr) [[likely]] {
-      if (add_if_tag_on_cpu(ring[p.bucket].cells[static_cast<std::size_t>(e)], p.tag, n, p.shard,
-                            cell_value_bits) == cpu_store::done) [[likely]] {
+      if (add_if_tag_on_cpu(ring[p.bucket].cell(e), p.tag, n, p.shard, cell_value_bits) ==
+          cpu_store::done) [[likely]] {
         return;
       }
     }
@@ -211,16 +232,23 @@ class statistic_node {
   [[gnu::always_inline]] void lower_min_rt(const write_point& p, std::uint64_t rt) noexcept {
     second_bucket* ring = rings_.get(p.shard);
     if (p.exclusive && ring != nullptr) [[likely]] {
-      auto& cell = ring[p.bucket].min_rt;
-      const std::uint64_t th = p.tag << cell_value_bits;
-      const std::uint64_t m = cell.load(std::memory_order_relaxed);
-      // The cell holds this window (0 is an empty cell, not a minimum): nothing to do at or
-      // below `rt`, else one store on the CPU.
-      if (((m ^ th) >> cell_value_bits) == 0 && m != 0) [[likely]] {
-        if ((m & cell_value_mask) <= rt ||
-            store_on_cpu(cell, m, th | rt, p.shard) == cpu_store::done) [[likely]] {
-          return;
-        }
+      lower_min_rt(ring, p, rt);
+      return;
+    }
+    lower_min_rt_slow(p, rt);
+  }
+  /// lower_min_rt() for a CPU shard's writer whose ring is `ring`.
+  [[gnu::always_inline]] void lower_min_rt(second_bucket* ring, const write_point& p,
+                                           std::uint64_t rt) noexcept {
+    auto& cell = ring[p.bucket].min_rt();
+    const std::uint64_t th = p.tag << cell_value_bits;
+    const std::uint64_t m = cell.load(std::memory_order_relaxed);
+    // The cell holds this window (0 is an empty cell, not a minimum): nothing to do at or
+    // below `rt`, else one store on the CPU.
+    if (((m ^ th) >> cell_value_bits) == 0 && m != 0) [[likely]] {
+      if ((m & cell_value_mask) <= rt ||
+          store_on_cpu(cell, m, th | rt, p.shard) == cpu_store::done) [[likely]] {
+        return;
       }
     }
     lower_min_rt_slow(p, rt);

@@ -120,8 +120,9 @@ class shared_shard_scope {
    std::atomic, read only through atomic operations, which the compiler neither caches nor
    merges, and a caller that needs the sequence ordered against other memory puts a compiler
    fence beside it (rcu_cell). A clobber would make every sequence a full compiler barrier (the
-   caller's state reloaded after each of the ~27 per entry + exit); a memory output made GCC 12
-   send one restart to the function's entry. */
+   caller's state reloaded after each of the ~20 per entry + exit); a memory output made GCC 12
+   send one restart to the function's entry. BODY may also use %xmm14 and %xmm15 (the 16-byte
+   commit of add_pair_on_cpu). */
 #define FLOODGATE_UNPAREN(...) __VA_ARGS__
 #define FLOODGATE_ON_CPU(BODY, LABELS, ...)                        \
   __asm__ goto(".pushsection __rseq_cs, \"aw?\"\n\t"              \
@@ -144,7 +145,7 @@ class shared_shard_scope {
                ".popsection\n\t"                                   \
                :                                                   \
                : __VA_ARGS__                                       \
-               : "cc", "rax", "rcx"                                \
+               : "cc", "rax", "rcx", "xmm14", "xmm15"              \
                : FLOODGATE_UNPAREN LABELS)
 #define FLOODGATE_ON_CPU_OPERANDS                                        \
   [cs] "m"(rs->rseq_cs), [cpu] "r"(cpu), [current_cpu] "m"(rs->cpu_id), \
@@ -332,6 +333,101 @@ restarted:
   (void)word;
   (void)tag;
   (void)n;
+  (void)shard;
+  (void)value_bits;
+  return cpu_store::moved;
+#endif
+}
+
+/** Adds `n0` to tagged cell `pair[0]` and `n1` to `pair[1]` of CPU shard `shard` in one
+    sequence whose commit is a single 16-byte store of both words (`pair` 16-byte aligned): one
+    sequence for two counters a request always writes together (second_bucket). `pair[0]` must
+    hold window tag `tag` (`value_bits` of count, an empty cell counts as tag 0); so must
+    `pair[1]` when `SecondTagged`, else it is a plain counter. cpu_store::changed: a cell holds
+    another window, nothing added; cpu_store::moved: the thread runs on another CPU now.
+
+    Other CPUs read either word with 8-byte atomic loads, which an aligned 16-byte store never
+    tears; the threads of this CPU see both words change at once. */
+template <bool SecondTagged>
+[[gnu::always_inline]] inline cpu_store add_pair_on_cpu(std::atomic<std::uint64_t>* pair,
+                                                        std::uint64_t tag, std::uint64_t n0,
+                                                        std::uint64_t n1, std::uint32_t shard,
+                                                        unsigned value_bits) noexcept;
+
+namespace detail {
+/// add_pair_on_cpu() after its sequence restarted: again while the thread stays on the CPU.
+template <bool SecondTagged>
+[[gnu::noinline]] cpu_store add_pair_on_cpu_again(std::atomic<std::uint64_t>* pair,
+                                                  std::uint64_t tag, std::uint64_t n0,
+                                                  std::uint64_t n1, std::uint32_t shard,
+                                                  unsigned value_bits) noexcept {
+#if FLOODGATE_SHARD_RSEQ
+  if (current_cpu() != shard - 1) {
+    return cpu_store::moved;
+  }
+#endif
+  return add_pair_on_cpu<SecondTagged>(pair, tag, n0, n1, shard, value_bits);
+}
+}  // namespace detail
+
+template <bool SecondTagged>
+[[gnu::always_inline]] inline cpu_store add_pair_on_cpu(std::atomic<std::uint64_t>* pair,
+                                                        std::uint64_t tag, std::uint64_t n0,
+                                                        std::uint64_t n1, std::uint32_t shard,
+                                                        unsigned value_bits) noexcept {
+#if FLOODGATE_SHARD_RSEQ
+  struct rseq* rs = detail::rseq_area();
+  const std::uint32_t cpu = shard - 1;
+  std::atomic<std::uint64_t>& word = pair[0];
+  const std::uint64_t tag_high = tag << value_bits;
+  const std::uint64_t high_mask = ~((std::uint64_t{1} << value_bits) - 1);
+  if constexpr (SecondTagged) {
+    FLOODGATE_ON_CPU("movq %[second], %%rcx\n\t"
+                     "andq %[high_mask], %%rcx\n\t"
+                     "cmpq %[tag_high], %%rcx\n\t"
+                     "jnz %l[other_window]\n\t"
+                     "movq %[word], %%rax\n\t"
+                     "movq %%rax, %%rcx\n\t"
+                     "andq %[high_mask], %%rcx\n\t"
+                     "cmpq %[tag_high], %%rcx\n\t"
+                     "jnz %l[other_window]\n\t"
+                     "addq %[n0], %%rax\n\t"
+                     "movq %[second], %%rcx\n\t"
+                     "addq %[n1], %%rcx\n\t"
+                     "movq %%rax, %%xmm15\n\t"
+                     "movq %%rcx, %%xmm14\n\t"
+                     "punpcklqdq %%xmm14, %%xmm15\n\t"
+                     "movdqa %%xmm15, (%[pair])\n\t",
+                     (other_window, restarted), FLOODGATE_ON_CPU_OPERANDS,
+                     [second] "m"(pair[1]), [pair] "r"(pair), [high_mask] "r"(high_mask),
+                     [tag_high] "r"(tag_high), [n0] "r"(n0), [n1] "r"(n1));
+  } else {
+    FLOODGATE_ON_CPU("movq %[word], %%rax\n\t"
+                     "movq %%rax, %%rcx\n\t"
+                     "andq %[high_mask], %%rcx\n\t"
+                     "cmpq %[tag_high], %%rcx\n\t"
+                     "jnz %l[other_window]\n\t"
+                     "addq %[n0], %%rax\n\t"
+                     "movq %[second], %%rcx\n\t"
+                     "addq %[n1], %%rcx\n\t"
+                     "movq %%rax, %%xmm15\n\t"
+                     "movq %%rcx, %%xmm14\n\t"
+                     "punpcklqdq %%xmm14, %%xmm15\n\t"
+                     "movdqa %%xmm15, (%[pair])\n\t",
+                     (other_window, restarted), FLOODGATE_ON_CPU_OPERANDS,
+                     [second] "m"(pair[1]), [pair] "r"(pair), [high_mask] "r"(high_mask),
+                     [tag_high] "r"(tag_high), [n0] "r"(n0), [n1] "r"(n1));
+  }
+  return cpu_store::done;
+other_window:
+  return cpu_store::changed;
+restarted:
+  return detail::add_pair_on_cpu_again<SecondTagged>(pair, tag, n0, n1, shard, value_bits);
+#else
+  (void)pair;
+  (void)tag;
+  (void)n0;
+  (void)n1;
   (void)shard;
   (void)value_bits;
   return cpu_store::moved;

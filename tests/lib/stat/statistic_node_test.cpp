@@ -30,6 +30,29 @@ TEST(StatisticNode, SumsEveryEventOfTheWindow) {
   EXPECT_DOUBLE_EQ(n.min_rt(t0), 1.0);  // at least 1, as Sentinel
 }
 
+// An entry counts its +1 in flight beside its pass, in its bucket; an exit its -1 in its own
+// bucket. The live count is their sum, whichever buckets and however many windows later.
+TEST(StatisticNode, ConcurrencySpansTheBucketsOfEntryAndExit) {
+  statistic_node n;
+  const write_point enter = n.at(t0);
+  n.record_pass(enter, 1);
+  n.record_pass(n.at(t0 + 500), 2);  // the other bucket of the default 2 x 500 ms
+  EXPECT_EQ(n.concurrency(), 2);
+  EXPECT_EQ(n.window_sum(metric_event::pass, t0 + 500), 3u);
+  n.record_completion(n.at(t0 + 700), 700, 1, false);  // the first exits from the second bucket
+  EXPECT_EQ(n.concurrency(), 1);
+  n.record_completion(n.at(t0 + 5'000), 4'500, 2, true);  // both windows have rolled since
+  EXPECT_EQ(n.concurrency(), 0);
+  EXPECT_EQ(n.window_sum(metric_event::success, t0 + 700), 1u);
+  EXPECT_EQ(n.window_sum(metric_event::rt, t0 + 700), 700u);
+  EXPECT_EQ(n.window_sum(metric_event::success, t0 + 5'000), 2u);
+  EXPECT_EQ(n.window_sum(metric_event::exception, t0 + 5'000), 2u);
+  EXPECT_EQ(n.window_sum(metric_event::rt, t0 + 5'000), 4'500u);
+  EXPECT_DOUBLE_EQ(n.min_rt(t0 + 5'000), 4'500.0);
+  EXPECT_EQ(n.total_pass(t0 + 5'000), 3u);
+  EXPECT_EQ(n.total_success(t0 + 5'000), 3u);
+}
+
 TEST(StatisticNode, IdleNodeReportsZeroRatesAndMaxMinRt) {
   statistic_node n;
   for (int i = 0; i < 300; ++i) {

@@ -75,6 +75,77 @@ TEST(WriterShard, AStoreIntoAnotherCpusShardIsRefused) {
   EXPECT_EQ(word.load(), 5u);
 }
 
+TEST(WriterShard, APairAddChecksTheWindowTagsThenStoresBothWords) {
+  const test::cpu_pin pin;
+  if (!pin.per_cpu()) GTEST_SKIP() << no_cpu_shards;
+  const std::uint32_t shard = this_thread_shard().index;
+  constexpr unsigned bits = 40;
+  alignas(16) std::atomic<std::uint64_t> pair[2] = {};
+  // Empty cells count as window 0; a plain second word takes any value.
+  pair[1].store(~std::uint64_t{0});  // -1 in flight, as a concurrency word may hold
+  EXPECT_EQ(add_pair_on_cpu<false>(pair, 0, 3, 2, shard, bits), cpu_store::done);
+  EXPECT_EQ(pair[0].load(), 3u);
+  EXPECT_EQ(pair[1].load(), 1u);
+  // The first word holds window 7: a pair for window 8 adds nothing to either word.
+  pair[0].store((std::uint64_t{7} << bits) | 5);
+  EXPECT_EQ(add_pair_on_cpu<false>(pair, 8, 1, 1, shard, bits), cpu_store::changed);
+  EXPECT_EQ(pair[0].load(), (std::uint64_t{7} << bits) | 5);
+  EXPECT_EQ(pair[1].load(), 1u);
+  EXPECT_EQ(add_pair_on_cpu<false>(pair, 7, 1, 1, shard, bits), cpu_store::done);
+  EXPECT_EQ(pair[0].load(), (std::uint64_t{7} << bits) | 6);
+  EXPECT_EQ(pair[1].load(), 2u);
+  // Both tagged: either word in another window refuses the pair.
+  pair[1].store((std::uint64_t{6} << bits) | 40);
+  EXPECT_EQ(add_pair_on_cpu<true>(pair, 7, 1, 10, shard, bits), cpu_store::changed);
+  EXPECT_EQ(pair[0].load(), (std::uint64_t{7} << bits) | 6);
+  EXPECT_EQ(pair[1].load(), (std::uint64_t{6} << bits) | 40);
+  pair[1].store((std::uint64_t{7} << bits) | 40);
+  EXPECT_EQ(add_pair_on_cpu<true>(pair, 7, 1, 10, shard, bits), cpu_store::done);
+  EXPECT_EQ(pair[0].load(), (std::uint64_t{7} << bits) | 7);
+  EXPECT_EQ(pair[1].load(), (std::uint64_t{7} << bits) | 50);
+  if (shard_count() >= 3) {
+    const std::uint32_t other = shard == 1 ? 2 : 1;
+    EXPECT_EQ(add_pair_on_cpu<true>(pair, 7, 1, 10, other, bits), cpu_store::moved);
+    EXPECT_EQ(pair[0].load(), (std::uint64_t{7} << bits) | 7);
+  }
+}
+
+// As below, with both words of a pair: a preempted pair add is redone whole or not at all, so
+// the two counters stay exact and equal.
+TEST(WriterShard, ThreadsOfOneCpuNeverLoseOrSplitAPairAdd) {
+  if (!this_thread_shard().exclusive) GTEST_SKIP() << no_cpu_shards;
+  struct alignas(64) counters {
+    std::atomic<std::uint64_t> pair[2] = {};
+  };
+  std::vector<counters> shards(shard_count());
+  constexpr int threads = 16;
+  constexpr int rounds = 1'000'000;
+  std::latch start(threads);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&] {
+      start.arrive_and_wait();
+      for (int i = 0; i < rounds; ++i) {
+        const writer_shard ws = this_thread_shard();
+        if (!ws.exclusive || add_pair_on_cpu<true>(shards[ws.index].pair, 0, 1, 3, ws.index,
+                                                   40) != cpu_store::done) {
+          shards[0].pair[0].fetch_add(1, std::memory_order_relaxed);
+          shards[0].pair[1].fetch_add(3, std::memory_order_relaxed);
+        }
+      }
+    });
+  }
+  for (auto& t : pool) t.join();
+  std::uint64_t first = 0;
+  std::uint64_t second = 0;
+  for (const auto& c : shards) {
+    first += c.pair[0].load();
+    second += c.pair[1].load();
+  }
+  EXPECT_EQ(first, std::uint64_t{threads} * rounds);
+  EXPECT_EQ(second, 3 * std::uint64_t{threads} * rounds);
+}
+
 // Many more threads than CPUs, each adding to its CPU's counter as the statistics do (or to the
 // shared one, with an atomic add, after a migration): none of the increments is lost, though the
 // scheduler preempts threads in the middle of their steps, and nothing a preempted thread did
