@@ -61,7 +61,7 @@ std::string_view route_match::param(std::string_view name) const noexcept {
   for (const auto& s : route_->segments) {
     if (s.is_param) {
       if (s.text == name) {
-        return params_[i];
+        return {target_ + params_[i].offset, params_[i].length};
       }
       ++i;
     }
@@ -121,13 +121,21 @@ route_match route_table::match(std::string_view method, std::string_view target)
       }
       const auto& want = r->segments[seg++];
       if (want.is_param) {
-        m.params_[param++] = s;
+        // A segment lies within the target, whose size Beast's header limit keeps far below
+        // 4 GiB; a target beyond that (a custom parser) matches no route with parameters.
+        const auto offset = static_cast<std::size_t>(s.data() - target.data());
+        if (offset > UINT32_MAX || s.size() > UINT32_MAX) {
+          return false;
+        }
+        m.params_[param++] = {static_cast<std::uint32_t>(offset),
+                              static_cast<std::uint32_t>(s.size())};
         return !s.empty();
       }
       return s == want.text;
     });
     if (all && seg == r->segments.size()) {
       m.route_ = r.get();
+      m.target_ = target.data();
       m.index_ = r->index;
       return m;
     }

@@ -97,6 +97,12 @@ class guarded_handler {
               const route_match& match, std::string_view resource, std::string_view origin);
   template <class Result>
   http::message_generator finish(entry& e, Result&& res, const quota_status& quota) const;
+  // The answers made without suspending, out of the coroutine: what a coroutine's body holds
+  // lives in its frame, and asio recycles only frames of up to about 1 KB (larger ones are a
+  // malloc and a free per request).
+  http::message_generator blocked(const entry& e, std::string_view resource, unsigned version,
+                                  bool keep_alive, const quota_status& quota) const;
+  static http::message_generator failed(unsigned version, bool keep_alive);
 
   engine* engine_;
   guard_options options_;

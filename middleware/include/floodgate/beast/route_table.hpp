@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -42,9 +43,18 @@ class route_match {
 
  private:
   friend class route_table;
+  /// Where a `{name}` segment lies in the matched target: offset and length. Kept as two
+  /// 32-bit numbers, not string_views (half the size): a guard's coroutine frame holds one
+  /// match, and asio recycles frames only up to about 1 KB.
+  struct span {
+    std::uint32_t offset = 0;
+    std::uint32_t length = 0;
+  };
+
   const detail::route* route_ = nullptr;
+  const char* target_ = nullptr;  // the matched target's first byte
   std::size_t index_ = npos;
-  std::array<std::string_view, max_params> params_{};
+  std::array<span, max_params> params_{};
 };
 
 /** A small router for naming resources: templates such as `/users/{id}` matched segment by

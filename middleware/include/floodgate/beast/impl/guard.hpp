@@ -76,9 +76,7 @@ auto guarded_handler<Handler, Executor>::operator()(http::request<Body, Fields> 
                                  ? quota_status{}
                                  : engine_->quota(ctx, e);
   if (e.blocked()) {
-    auto res = make_blocked_response(e.block(), resource, version, keep_alive);
-    set_rate_limit_headers(res, options_.rate_limit_headers, quota);
-    co_return http::message_generator{std::move(res)};
+    co_return blocked(e, resource, version, keep_alive, quota);
   }
   if (e.wait() > std::chrono::nanoseconds::zero()) {
     // Throttled: wait without holding the thread. Cancellation throws; the entry still exits.
@@ -108,7 +106,22 @@ auto guarded_handler<Handler, Executor>::operator()(http::request<Body, Fields> 
   }
   e.trace_error();
   e.exit();
-  co_return http::message_generator{make_error_response(
+  co_return failed(version, keep_alive);
+}
+
+template <class Handler, class Executor>
+http::message_generator guarded_handler<Handler, Executor>::blocked(
+    const entry& e, std::string_view resource, unsigned version, bool keep_alive,
+    const quota_status& quota) const {
+  auto res = make_blocked_response(e.block(), resource, version, keep_alive);
+  set_rate_limit_headers(res, options_.rate_limit_headers, quota);
+  return http::message_generator{std::move(res)};
+}
+
+template <class Handler, class Executor>
+http::message_generator guarded_handler<Handler, Executor>::failed(unsigned version,
+                                                                   bool keep_alive) {
+  return http::message_generator{make_error_response(
       http::status::internal_server_error, "internal server error", version, keep_alive)};
 }
 
