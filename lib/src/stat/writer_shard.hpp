@@ -381,43 +381,32 @@ template <bool SecondTagged>
   std::atomic<std::uint64_t>& word = pair[0];
   const std::uint64_t tag_high = tag << value_bits;
   const std::uint64_t high_mask = ~((std::uint64_t{1} << value_bits) - 1);
+  // Tests a word's window tag (in %rcx, destroyed), the sum of the pair, then the commit.
+#define FLOODGATE_PAIR_TAG_TEST "andq %[high_mask], %%rcx\n\t" \
+                                "cmpq %[tag_high], %%rcx\n\t"   \
+                                "jnz %l[other_window]\n\t"
+#define FLOODGATE_PAIR_BODY                     \
+  "movq %[word], %%rax\n\t"                    \
+  "movq %%rax, %%rcx\n\t" FLOODGATE_PAIR_TAG_TEST \
+  "addq %[n0], %%rax\n\t"                      \
+  "movq %[second], %%rcx\n\t"                  \
+  "addq %[n1], %%rcx\n\t"                      \
+  "movq %%rax, %%xmm15\n\t"                    \
+  "movq %%rcx, %%xmm14\n\t"                    \
+  "punpcklqdq %%xmm14, %%xmm15\n\t"            \
+  "movdqa %%xmm15, (%[pair])\n\t"
+#define FLOODGATE_PAIR_OPERANDS                                                              \
+  FLOODGATE_ON_CPU_OPERANDS, [second] "m"(pair[1]), [pair] "r"(pair),                       \
+      [high_mask] "r"(high_mask), [tag_high] "r"(tag_high), [n0] "r"(n0), [n1] "r"(n1)
   if constexpr (SecondTagged) {
-    FLOODGATE_ON_CPU("movq %[second], %%rcx\n\t"
-                     "andq %[high_mask], %%rcx\n\t"
-                     "cmpq %[tag_high], %%rcx\n\t"
-                     "jnz %l[other_window]\n\t"
-                     "movq %[word], %%rax\n\t"
-                     "movq %%rax, %%rcx\n\t"
-                     "andq %[high_mask], %%rcx\n\t"
-                     "cmpq %[tag_high], %%rcx\n\t"
-                     "jnz %l[other_window]\n\t"
-                     "addq %[n0], %%rax\n\t"
-                     "movq %[second], %%rcx\n\t"
-                     "addq %[n1], %%rcx\n\t"
-                     "movq %%rax, %%xmm15\n\t"
-                     "movq %%rcx, %%xmm14\n\t"
-                     "punpcklqdq %%xmm14, %%xmm15\n\t"
-                     "movdqa %%xmm15, (%[pair])\n\t",
-                     (other_window, restarted), FLOODGATE_ON_CPU_OPERANDS,
-                     [second] "m"(pair[1]), [pair] "r"(pair), [high_mask] "r"(high_mask),
-                     [tag_high] "r"(tag_high), [n0] "r"(n0), [n1] "r"(n1));
+    FLOODGATE_ON_CPU("movq %[second], %%rcx\n\t" FLOODGATE_PAIR_TAG_TEST FLOODGATE_PAIR_BODY,
+                     (other_window, restarted), FLOODGATE_PAIR_OPERANDS);
   } else {
-    FLOODGATE_ON_CPU("movq %[word], %%rax\n\t"
-                     "movq %%rax, %%rcx\n\t"
-                     "andq %[high_mask], %%rcx\n\t"
-                     "cmpq %[tag_high], %%rcx\n\t"
-                     "jnz %l[other_window]\n\t"
-                     "addq %[n0], %%rax\n\t"
-                     "movq %[second], %%rcx\n\t"
-                     "addq %[n1], %%rcx\n\t"
-                     "movq %%rax, %%xmm15\n\t"
-                     "movq %%rcx, %%xmm14\n\t"
-                     "punpcklqdq %%xmm14, %%xmm15\n\t"
-                     "movdqa %%xmm15, (%[pair])\n\t",
-                     (other_window, restarted), FLOODGATE_ON_CPU_OPERANDS,
-                     [second] "m"(pair[1]), [pair] "r"(pair), [high_mask] "r"(high_mask),
-                     [tag_high] "r"(tag_high), [n0] "r"(n0), [n1] "r"(n1));
+    FLOODGATE_ON_CPU(FLOODGATE_PAIR_BODY, (other_window, restarted), FLOODGATE_PAIR_OPERANDS);
   }
+#undef FLOODGATE_PAIR_OPERANDS
+#undef FLOODGATE_PAIR_BODY
+#undef FLOODGATE_PAIR_TAG_TEST
   return cpu_store::done;
 other_window:
   return cpu_store::changed;
