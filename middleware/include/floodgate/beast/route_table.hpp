@@ -45,7 +45,7 @@ class route_match {
   friend class route_table;
   /// Where a `{name}` segment lies in the matched target: offset and length. Kept as two
   /// 32-bit numbers, not string_views (half the size): a guard's coroutine frame holds one
-  /// match, and asio recycles frames only up to about 1 KB.
+  /// match, and a frame must stay under about 1 KB to be a cheap allocation (guard.hpp).
   struct span {
     std::uint32_t offset = 0;
     std::uint32_t length = 0;
