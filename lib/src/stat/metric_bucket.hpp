@@ -30,12 +30,15 @@ struct alignas(64) second_bucket {
   static constexpr std::size_t concurrency_word = 1;
   static constexpr std::size_t success_word = 2;
   static constexpr std::size_t rt_word = 3;
+  static constexpr std::size_t block_word = 4;
+  static constexpr std::size_t exception_word = 5;
+  static constexpr std::size_t occupied_pass_word = 6;
   static constexpr std::size_t min_rt_word = 7;
 
   /// The word of event `e`'s tagged cell.
   static constexpr std::size_t word_of(metric_event e) noexcept {
     constexpr std::size_t words[metric_event_count] = {
-        pass_word, 4 /*block*/, success_word, 5 /*exception*/, rt_word, 6 /*occupied_pass*/};
+        pass_word, block_word, success_word, exception_word, rt_word, occupied_pass_word};
     return words[static_cast<std::size_t>(e)];
   }
 
