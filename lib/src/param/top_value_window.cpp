@@ -46,9 +46,7 @@ std::size_t top_value_window::memory_bytes() const noexcept {
          stat::shard_count() * set_count_ * sizeof(pending_set);
 }
 
-bool top_value_window::try_lock(set& s) noexcept {
-  return try_take(s.locked, lock_spins);
-}
+bool top_value_window::try_lock(set& s) noexcept { return try_take(s.locked, lock_spins); }
 
 void top_value_window::lock(set& s) noexcept {
   while (!try_lock(s)) {
@@ -63,36 +61,92 @@ void top_value_window::reset(set& s, std::int64_t epoch) noexcept {
   s.epoch.store(epoch, std::memory_order_release);  // publishes the emptied slots
 }
 
-void top_value_window::insert(set& s, std::size_t index, std::int64_t epoch, const value_key& key,
-                              std::string_view text) noexcept {
-  std::size_t victim = ways;
-  std::uint32_t smallest = 0;
-  for (std::size_t w = 0; w < ways; ++w) {
-    const std::uint64_t k = s.key[w].load(std::memory_order_relaxed);
-    if (k == key.lo && s.check[w].load(std::memory_order_relaxed) == key.hi) {
-      s.count[w].fetch_add(1, std::memory_order_relaxed);  // inserted by another thread
-      return;
-    }
-    if (k == empty_key) {
-      if (victim == ways || smallest != 0) {
-        victim = w;
-        smallest = 0;
-      }
-      continue;
-    }
-    const auto c = static_cast<std::uint32_t>(s.count[w].load(std::memory_order_relaxed) +
-                                              pending(index, w, epoch, s));
-    if (victim == ways || c < smallest) {
-      victim = w;
-      smallest = c;
+void top_value_window::add(std::size_t first, std::size_t second, std::int64_t epoch,
+                           const value_key& key, std::string_view text) noexcept {
+  set& a = set_at(epoch, first);
+  set& b = set_at(epoch, second);
+  if (!try_lock(a)) [[unlikely]] {
+    skipped_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  if (&b != &a && !try_lock(b)) [[unlikely]] {
+    unlock(a);
+    skipped_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  // Both sets hold this bucket, emptied first if they still hold an older one; a set of a
+  // newer bucket means this time has left the window.
+  bool current = true;
+  for (set* s : {&a, &b}) {
+    const std::int64_t held = s->epoch.load(std::memory_order_relaxed);
+    if (held < epoch) {
+      reset(*s, epoch);
+    } else if (held > epoch) {
+      current = false;
     }
   }
+  if (current) insert(first, second, epoch, key, text);
+  if (&b != &a) unlock(b);
+  unlock(a);
+}
+
+void top_value_window::insert(std::size_t first, std::size_t second, std::int64_t epoch,
+                              const value_key& key, std::string_view text) noexcept {
+  // Inserts into these sets are serialized: a second look finds a value another thread added.
+  for (const std::size_t index : {first, second}) {
+    set& s = set_at(epoch, index);
+    const std::size_t w = way_of(s, key);
+    if (w != ways) {
+      s.count[w].fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+  }
+  // Where the newcomer goes: the first set while it has two free slots or more (most values
+  // stay one probe away), else the set with more free slots (the first on a tie), so that a
+  // set fills up only when its value's other set is nearly full too; both full, the smallest
+  // slot of the two (Space-Saving).
+  struct candidate {
+    std::size_t index;
+    std::size_t free = 0;
+    std::size_t free_way = ways;
+    std::size_t smallest_way = ways;
+    std::uint32_t smallest = 0;
+  };
+  candidate c[2] = {{first}, {second}};
+  for (candidate& k : c) {
+    const set& s = set_at(epoch, k.index);
+    for (std::size_t w = 0; w < ways; ++w) {
+      if (s.key[w].load(std::memory_order_relaxed) == empty_key) {
+        if (k.free++ == 0) k.free_way = w;
+        continue;
+      }
+      const auto n = static_cast<std::uint32_t>(s.count[w].load(std::memory_order_relaxed) +
+                                                pending(k.index, w, epoch, s));
+      if (k.smallest_way == ways || n < k.smallest) {
+        k.smallest_way = w;
+        k.smallest = n;
+      }
+    }
+  }
+  const candidate* chosen = &c[0];
+  std::size_t victim = c[0].free_way;
+  std::uint32_t smallest = 0;
+  if (c[0].free < 2 && c[1].free > c[0].free) {
+    chosen = &c[1];
+    victim = c[1].free_way;
+  } else if (c[0].free == 0) {  // both full
+    if (c[1].smallest < c[0].smallest) chosen = &c[1];
+    victim = chosen->smallest_way;
+    smallest = chosen->smallest;
+  }
+  const std::size_t victim_index = chosen->index;
+  set& s = set_at(epoch, victim_index);
   // Space-Saving: the newcomer inherits the smallest count, plus its own request. The new
   // generation tells the shards' pending requests of the old value from the newcomer's.
   s.key[victim].store(busy_key, std::memory_order_relaxed);
-  s.generation[victim].store(static_cast<std::uint8_t>(s.generation[victim].load(
-                                 std::memory_order_relaxed) + 1),
-                             std::memory_order_release);
+  s.generation[victim].store(
+      static_cast<std::uint8_t>(s.generation[victim].load(std::memory_order_relaxed) + 1),
+      std::memory_order_release);
   s.check[victim].store(key.hi, std::memory_order_relaxed);
   std::size_t n = std::min(text.size(), text_room);
   // A cut value ends at a character boundary: never half of a UTF-8 sequence.
@@ -108,8 +162,8 @@ void top_value_window::settle(std::uint64_t word, std::size_t index, std::size_t
   const std::uint64_t n = word & pending_count_mask;
   if (n == 0) return;
   // The word's epoch: the latest one at or before `epoch` with the same low 16 bits.
-  const auto behind = static_cast<std::int64_t>(
-      (static_cast<std::uint64_t>(epoch) - (word >> 48)) & 0xffff);
+  const auto behind =
+      static_cast<std::int64_t>((static_cast<std::uint64_t>(epoch) - (word >> 48)) & 0xffff);
   if (behind == 0) return;  // this epoch, an older generation: its value was replaced
   const std::int64_t then = epoch - behind;
   if (then < 0 || behind >= static_cast<std::int64_t>(bucket_count)) return;  // left the window
@@ -123,8 +177,7 @@ void top_value_window::settle(std::uint64_t word, std::size_t index, std::size_t
 
 std::uint64_t top_value_window::pending(std::size_t index, std::size_t way, std::int64_t epoch,
                                         const set& s) const noexcept {
-  const std::uint64_t tag =
-      pending_tag(epoch, s.generation[way].load(std::memory_order_acquire));
+  const std::uint64_t tag = pending_tag(epoch, s.generation[way].load(std::memory_order_acquire));
   std::uint64_t total = 0;
   // Only a thread holding a CPU's shard counts in it, and that shard is in used_shards().
   stat::for_each_used_shard([&](std::uint32_t shard) {
@@ -141,14 +194,13 @@ std::uint64_t top_value_window::count(const value_key& key, std::int64_t now_ms)
   for (std::int64_t epoch = newest - static_cast<std::int64_t>(bucket_count) + 1; epoch <= newest;
        ++epoch) {
     if (epoch < 0) continue;
-    const std::size_t index = set_index(key);
-    const set& s = set_at(epoch, index);
-    if (s.epoch.load(std::memory_order_acquire) != epoch) continue;
-    for (std::size_t w = 0; w < ways; ++w) {
-      if (s.key[w].load(std::memory_order_acquire) == key.lo &&
-          s.check[w].load(std::memory_order_relaxed) == key.hi) {
+    for (const std::size_t index : {first_index(key), second_index(key)}) {
+      const set& s = set_at(epoch, index);
+      if (s.epoch.load(std::memory_order_acquire) != epoch) continue;
+      const std::size_t w = way_of(s, key);
+      if (w != ways) {
         total += s.count[w].load(std::memory_order_relaxed) + pending(index, w, epoch, s);
-        break;
+        break;  // a value is in one of its sets
       }
     }
   }
@@ -159,8 +211,8 @@ std::vector<top_value_window::counted> top_value_window::values(std::int64_t now
   const std::int64_t newest = now_ms / bucket_ms_;
   std::unordered_map<value_key, counted, key_hash> merged;
   const auto buckets = static_cast<std::int64_t>(bucket_count);
-  for (std::int64_t epoch = std::max<std::int64_t>(newest - buckets + 1, 0);
-       epoch <= newest; ++epoch) {
+  for (std::int64_t epoch = std::max<std::int64_t>(newest - buckets + 1, 0); epoch <= newest;
+       ++epoch) {
     const std::size_t bucket = static_cast<std::size_t>(epoch) % bucket_count;
     for (std::size_t i = 0; i < set_count_; ++i) {
       set& s = sets_[bucket * set_count_ + i];

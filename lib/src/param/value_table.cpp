@@ -16,10 +16,10 @@ value_table::value_table(std::size_t capacity)
     set& s = sets_[i];
     for (std::size_t w = 0; w < ways; ++w) {
       s.key[w].store(empty_key, std::memory_order_relaxed);
-      s.check[w].store(0, std::memory_order_relaxed);
-      s.state[w].store(0, std::memory_order_relaxed);
-      s.in_flight[w].store(0, std::memory_order_relaxed);
-      s.referenced[w].store(0, std::memory_order_relaxed);
+      s.way[w].check.store(0, std::memory_order_relaxed);
+      s.way[w].state.store(0, std::memory_order_relaxed);
+      s.way[w].in_flight.store(0, std::memory_order_relaxed);
+      s.way[w].referenced.store(0, std::memory_order_relaxed);
     }
     s.locked.store(false, std::memory_order_relaxed);
     s.hand = 0;
@@ -28,9 +28,7 @@ value_table::value_table(std::size_t capacity)
 
 value_table::~value_table() = default;
 
-bool value_table::try_lock(set& s) noexcept {
-  return try_take(s.locked, lock_spins);
-}
+bool value_table::try_lock(set& s) noexcept { return try_take(s.locked, lock_spins); }
 
 std::size_t value_table::take_victim(set& s) noexcept {
   for (std::size_t w = 0; w < ways; ++w) {
@@ -43,16 +41,16 @@ std::size_t value_table::take_victim(set& s) noexcept {
   for (std::size_t i = 0; i < 2 * ways; ++i) {
     const std::size_t w = s.hand;
     s.hand = static_cast<std::uint8_t>((w + 1) % ways);
-    if (s.in_flight[w].load(std::memory_order_relaxed) != 0) continue;
-    if (s.referenced[w].load(std::memory_order_relaxed) != 0) {
-      s.referenced[w].store(0, std::memory_order_relaxed);
+    if (s.way[w].in_flight.load(std::memory_order_relaxed) != 0) continue;
+    if (s.way[w].referenced.load(std::memory_order_relaxed) != 0) {
+      s.way[w].referenced.store(0, std::memory_order_relaxed);
       continue;
     }
     // Hide the old value first, then make sure no entry counted itself in meanwhile; pairs
     // with acquire_in_flight(), which counts first and then re-reads the key.
     const std::uint64_t old = s.key[w].load(std::memory_order_relaxed);
     s.key[w].store(busy_key, std::memory_order_seq_cst);
-    if (s.in_flight[w].load(std::memory_order_seq_cst) != 0) {
+    if (s.way[w].in_flight.load(std::memory_order_seq_cst) != 0) {
       s.key[w].store(old, std::memory_order_release);
       continue;
     }
@@ -70,7 +68,7 @@ value_table::slot value_table::find_or_insert(const value_key& key, std::uint64_
   // Inserts into this set are serialized: a second look finds a value another thread just added.
   for (std::size_t w = 0; w < ways; ++w) {
     if (s.key[w].load(std::memory_order_relaxed) == key.lo &&
-        s.check[w].load(std::memory_order_relaxed) == key.hi) {
+        s.way[w].check.load(std::memory_order_relaxed) == key.hi) {
       s.locked.store(false, std::memory_order_release);
       return slot_at(s, w);
     }
@@ -80,9 +78,9 @@ value_table::slot value_table::find_or_insert(const value_key& key, std::uint64_
     s.locked.store(false, std::memory_order_release);
     return {};
   }
-  s.check[w].store(key.hi, std::memory_order_relaxed);
-  s.state[w].store(initial_state, std::memory_order_relaxed);
-  s.referenced[w].store(1, std::memory_order_relaxed);
+  s.way[w].check.store(key.hi, std::memory_order_relaxed);
+  s.way[w].state.store(initial_state, std::memory_order_relaxed);
+  s.way[w].referenced.store(1, std::memory_order_relaxed);
   s.key[w].store(key.lo, std::memory_order_release);
   s.locked.store(false, std::memory_order_release);
   inserted = true;
@@ -93,9 +91,11 @@ std::int32_t value_table::acquire_in_flight(const value_key& key, slot sl) noexc
   const std::int32_t count = sl.in_flight->fetch_add(1, std::memory_order_seq_cst) + 1;
   // Recover the way from the slot's address to re-read its key.
   set& s = set_of(key);
-  const auto w = static_cast<std::size_t>(sl.in_flight - &s.in_flight[0]);
+  const auto w = static_cast<std::size_t>(reinterpret_cast<const char*>(sl.in_flight) -
+                                          reinterpret_cast<const char*>(&s.way[0])) /
+                 sizeof(way_state);
   if (s.key[w].load(std::memory_order_seq_cst) == key.lo &&
-      s.check[w].load(std::memory_order_relaxed) == key.hi) {
+      s.way[w].check.load(std::memory_order_relaxed) == key.hi) {
     return count;
   }
   sl.in_flight->fetch_sub(1, std::memory_order_relaxed);

@@ -16,10 +16,11 @@ namespace floodgate::param_detail {
     Why this shape: the table must never grow (a flood of distinct values would otherwise eat
     memory), lookups of known values must be lock-free and allocation-free, and memory is
     allocated once when the rule is loaded. A key hashes to one set of `ways` slots; a lookup
-    scans that set's keys (one cache line). A new value takes a free slot of its set or evicts
-    one with a clock (second-chance) sweep over the set: a slot looked up since the hand last
-    passed is spared once, and a slot with entries in flight is never evicted. Recency is
-    therefore approximate per set (LRU-ish), as Sentinel's LRU map is per rule.
+    scans that set's keys (one cache line), then reads the matching value's own line. A new
+    value takes a free slot of its set or evicts one with a clock (second-chance) sweep over
+    the set: a slot looked up since the hand last passed is spared once, and a slot with
+    entries in flight is never evicted. Recency is therefore approximate per set (LRU-ish), as
+    Sentinel's LRU map is per rule.
 
     @par Thread Safety
     find() is lock-free and writes at most a reference bit. Inserts and evictions of one set are
@@ -66,20 +67,27 @@ class value_table {
   static constexpr std::uint64_t empty_key = 0;
   static constexpr std::uint64_t busy_key = 1;  // being rewritten: matches no value
 
-  // Structure of arrays: a lookup reads the key line, and the check line only on a match.
+  // A value's own words, alone on a cache line: threads serving different values never write
+  // the same line. Packed eight to a line (the token words of a set together), two threads
+  // each checking its own 128 values took 6.5 -> 18.3 ns a lookup and update; alone, 6.5 ->
+  // 6.7 (80 bytes a value instead of 32).
+  struct alignas(64) way_state {
+    std::atomic<std::uint64_t> state;
+    std::atomic<std::uint64_t> check;  // key.hi
+    std::atomic<std::int32_t> in_flight;
+    std::atomic<std::uint8_t> referenced;
+  };
+  // A lookup scans the key line, then reads the matching way's line, which it writes anyway.
   struct alignas(64) set {
-    std::atomic<std::uint64_t> key[ways];    // key.lo; empty_key or busy_key when not a value
-    std::atomic<std::uint64_t> check[ways];  // key.hi
-    std::atomic<std::uint64_t> state[ways];
-    std::atomic<std::int32_t> in_flight[ways];
-    std::atomic<std::uint8_t> referenced[ways];
-    std::atomic<bool> locked;
+    std::atomic<std::uint64_t> key[ways];  // key.lo; empty_key or busy_key when not a value
+    alignas(64) std::atomic<bool> locked;
     std::uint8_t hand;  // clock hand; guarded by `locked`
+    way_state way[ways];
   };
 
   set& set_of(const value_key& key) noexcept;
   static slot slot_at(set& s, std::size_t way) noexcept {
-    return {&s.state[way], &s.in_flight[way]};
+    return {&s.way[way].state, &s.way[way].in_flight};
   }
   bool try_lock(set& s) noexcept;
   /// The way to give a new value, or `ways` if none; the set's lock is held.
@@ -99,12 +107,14 @@ inline value_table::slot value_table::find(const value_key& key) noexcept {
   set& s = set_of(key);
   for (std::size_t w = 0; w < ways; ++w) {
     // Acquire pairs with the release that publishes a key after its check and state.
-    if (s.key[w].load(std::memory_order_acquire) == key.lo &&
-        s.check[w].load(std::memory_order_relaxed) == key.hi) {
-      if (s.referenced[w].load(std::memory_order_relaxed) == 0) {
-        s.referenced[w].store(1, std::memory_order_relaxed);
+    if (s.key[w].load(std::memory_order_acquire) == key.lo) {
+      way_state& v = s.way[w];
+      if (v.check.load(std::memory_order_relaxed) == key.hi) {
+        if (v.referenced.load(std::memory_order_relaxed) == 0) {
+          v.referenced.store(1, std::memory_order_relaxed);
+        }
+        return slot_at(s, w);
       }
-      return slot_at(s, w);
     }
   }
   return {};

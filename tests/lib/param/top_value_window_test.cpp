@@ -117,6 +117,19 @@ TEST_P(TopValueWindow, ANewValueInAFullSetInheritsTheSmallestCount) {
   EXPECT_EQ(tiny.count(hasher("v7"), 1000), 8u);
 }
 
+// Each value has two candidate sets: a bucket half full (256 values in 512 slots) keeps every
+// value with its exact count. With one set per value, sets of nine or more values replaced
+// values on every request of theirs, and their counts were lost.
+TEST_P(TopValueWindow, AHalfFullBucketKeepsEveryValueExactly) {
+  for (int round = 0; round < 3; ++round) {
+    for (int v = 0; v < 256; ++v) record("user-" + std::to_string(v), 1000);
+  }
+  const auto values = window.values(1000);
+  ASSERT_EQ(values.size(), 256u);
+  for (const auto& v : values) EXPECT_EQ(v.count, 3u) << v.text;
+  EXPECT_EQ(window.skipped(), 0u);
+}
+
 TEST_P(TopValueWindow, MemoryStaysFixedUnderTenMillionDistinctValues) {
   const std::size_t before = window.memory_bytes();
   char buffer[integer_text_size];

@@ -7,9 +7,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
+#include <cstdint>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace floodgate::param_detail {
 namespace {
@@ -117,6 +120,24 @@ TEST(ValueTable, ValuesWithEntriesInFlightAreNeverEvicted) {
       EXPECT_TRUE(t.find(key(i)));
     }
   }
+}
+
+// Threads serving different values must not write one cache line: with the eight token words
+// of a set on one line, two threads on their own values ran at a third of their speed.
+TEST(ValueTable, TheValuesOfASetNeverShareACacheLine) {
+  value_table t(value_table::ways);  // one set
+  bool inserted = false;
+  std::vector<std::uintptr_t> lines;
+  for (int i = 0; i < 8; ++i) {
+    const auto s = t.find_or_insert(key(i), 0, inserted);
+    ASSERT_TRUE(s);
+    const auto state_line = reinterpret_cast<std::uintptr_t>(s.state) / 64;
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(s.in_flight) / 64, state_line)
+        << "a value's token word and in-flight count are written together";
+    lines.push_back(state_line);
+  }
+  std::sort(lines.begin(), lines.end());
+  EXPECT_EQ(std::unique(lines.begin(), lines.end()), lines.end());
 }
 
 TEST(ValueTable, AMillionDistinctValuesStayWithinTheCapacity) {
