@@ -2,8 +2,12 @@
 //
 // Each thread enters with its own 128 values of the argument (user ids), in turn, so the
 // per-value state of the rules is shared by no two threads. Reports `allocs/op` after warm-up.
+// Two more pairs time the per-value structures alone, one and two threads on their own values:
+// a paramFlow rule's value table (lookup + token update) and a hot-key summary's record().
 // Run: build/release/bench/floodgate_bench --benchmark_filter=HotKeys
 #include "alloc_counter.hpp"
+#include "param/top_value_window.hpp"
+#include "param/value_table.hpp"
 
 #include <floodgate/engine/engine.hpp>
 
@@ -91,6 +95,47 @@ BENCHMARK(BM_HotKeys_ParamRuleTracked)->Threads(1)->Threads(2)->UseRealTime();
 // a second time, then counted.
 void BM_HotKeys_ParamRuleAndHotKeysRule(benchmark::State& state) { run(state, 2); }
 BENCHMARK(BM_HotKeys_ParamRuleAndHotKeysRule)->Threads(1)->Threads(2)->UseRealTime();
+
+// The paramFlow value table alone: each thread looks up its own values and takes a token (a
+// compare-and-swap on the value's word), as check_tokens() does.
+void BM_HotKeys_ValueTableUpdate(benchmark::State& state) {
+  static param_detail::value_table table(4000);  // a durationInSec: 1 rule's capacity
+  static const param_detail::value_hasher hasher(12345);
+  std::array<param_detail::value_key, values_per_thread> keys;
+  const std::size_t first = static_cast<std::size_t>(state.thread_index()) * values_per_thread;
+  for (std::size_t i = 0; i < values_per_thread; ++i) {
+    keys[i] = hasher(value_texts()[first + i]);
+    bool inserted = false;
+    (void)table.find_or_insert(keys[i], std::uint64_t{1} << 62, inserted);
+  }
+  std::size_t i = 0;
+  for (auto _ : state) {
+    const auto slot = table.find(keys[i++ % values_per_thread]);
+    std::uint64_t word = slot.state->load(std::memory_order_relaxed);
+    while (!slot.state->compare_exchange_weak(word, word - 1, std::memory_order_relaxed)) {
+    }
+  }
+}
+BENCHMARK(BM_HotKeys_ValueTableUpdate)->Threads(1)->Threads(2)->UseRealTime();
+
+// A hot-key summary alone (512 slots a bucket, as a top: 20 rule's): each thread records its
+// own values in one bucket (the time stands still, so no bucket turns over).
+void BM_HotKeys_SummaryRecord(benchmark::State& state) {
+  static param_detail::top_value_window window(1000, 512);
+  static const param_detail::value_hasher hasher(12345);
+  std::array<param_detail::value_key, values_per_thread> keys;
+  const std::size_t first = static_cast<std::size_t>(state.thread_index()) * values_per_thread;
+  for (std::size_t i = 0; i < values_per_thread; ++i) {
+    keys[i] = hasher(value_texts()[first + i]);
+  }
+  std::size_t i = 0;
+  for (auto _ : state) {
+    const std::size_t k = i++ % values_per_thread;
+    window.record(keys[k], value_texts()[first + k], 1000);
+  }
+  state.counters["skipped"] = static_cast<double>(window.skipped());
+}
+BENCHMARK(BM_HotKeys_SummaryRecord)->Threads(1)->Threads(2)->UseRealTime();
 
 }  // namespace
 }  // namespace floodgate

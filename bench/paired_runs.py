@@ -9,7 +9,8 @@ gives each binary's median over the rounds and the median of the per-round new/o
     bench/paired_runs.py ROUNDS OLD_BIN NEW_BIN NAME...        # NAME: NoRules, SystemRules, ...
     bench/paired_runs.py --threads ROUNDS BIN NAME...          # 1 vs 2 threads, one binary
 
-A NAME selects BM_EntryExit_NAME (the one-thread variant where there are several).
+A NAME selects BM_EntryExit_NAME (the one-thread variant where there are several); a NAME that
+starts with HotKeys_ selects BM_NAME (bench/hot_keys_bench.cpp).
 """
 import json
 import statistics
@@ -28,6 +29,11 @@ def median_ns(binary, pattern):
             if b.get("aggregate_name") == "median"}
 
 
+def family(name):
+    """The benchmark name NAME stands for, without the BM_ prefix."""
+    return name if name.startswith("HotKeys_") else f"EntryExit_{name}"
+
+
 def spread(xs):
     return f"{statistics.median(xs):6.1f} ({min(xs):.0f}-{max(xs):.0f})"
 
@@ -39,7 +45,7 @@ def compare(rounds, old, new, names):
             order = ("old", "new") if (r + i) % 2 == 0 else ("new", "old")
             for which in order:
                 binary = old if which == "old" else new
-                pattern = f"EntryExit_{name}(/real_time/threads:1)?$"
+                pattern = f"{family(name)}(/real_time/threads:1)?$"
                 times[name][which].append(median_ns(binary, pattern)[1])
         print(f"round {r + 1} of {rounds}", file=sys.stderr)
     print(f"{'benchmark':26} {'old: median (min-max)':>22} {'new: median (min-max)':>22}"
@@ -56,7 +62,7 @@ def scaling(rounds, binary, names):
     for name in names:
         one, two = [], []
         for _ in range(rounds):
-            t = median_ns(binary, f"EntryExit_{name}/real_time/threads:(1|2)$")
+            t = median_ns(binary, f"{family(name)}/real_time/threads:(1|2)$")
             one.append(t[1])
             two.append(t[2])
         ratios = [a / b for a, b in zip(one, two)]
