@@ -74,18 +74,15 @@ void top_value_window::add(std::size_t first, std::size_t second, std::int64_t e
     skipped_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  // Both sets hold this bucket, emptied first if they still hold an older one; a set of a
-  // newer bucket means this time has left the window.
-  bool current = true;
-  for (set* s : {&a, &b}) {
-    const std::int64_t held = s->epoch.load(std::memory_order_relaxed);
-    if (held < epoch) {
-      reset(*s, epoch);
-    } else if (held > epoch) {
-      current = false;
+  // A set of a newer bucket means this time has left the window; otherwise both sets hold
+  // this bucket, emptied first if they still hold an older one.
+  if (a.epoch.load(std::memory_order_relaxed) <= epoch &&
+      b.epoch.load(std::memory_order_relaxed) <= epoch) {
+    for (set* s : {&a, &b}) {
+      if (s->epoch.load(std::memory_order_relaxed) < epoch) reset(*s, epoch);
     }
+    insert(first, second, epoch, key, text);
   }
-  if (current) insert(first, second, epoch, key, text);
   if (&b != &a) unlock(b);
   unlock(a);
 }

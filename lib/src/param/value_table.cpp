@@ -66,12 +66,9 @@ value_table::slot value_table::find_or_insert(const value_key& key, std::uint64_
   set& s = set_of(key);
   if (!try_lock(s)) return {};
   // Inserts into this set are serialized: a second look finds a value another thread just added.
-  for (std::size_t w = 0; w < ways; ++w) {
-    if (s.key[w].load(std::memory_order_relaxed) == key.lo &&
-        s.way[w].check.load(std::memory_order_relaxed) == key.hi) {
-      s.locked.store(false, std::memory_order_release);
-      return slot_at(s, w);
-    }
+  if (const std::size_t found = way_of(s, key); found != ways) {
+    s.locked.store(false, std::memory_order_release);
+    return slot_at(s, found);
   }
   const std::size_t w = take_victim(s);
   if (w == ways) {

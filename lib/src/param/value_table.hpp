@@ -86,6 +86,9 @@ class value_table {
   };
 
   set& set_of(const value_key& key) noexcept;
+  /// The way of `s` holding `key`, or `ways`. Acquire pairs with the release that publishes a
+  /// key after its check and state.
+  static std::size_t way_of(const set& s, const value_key& key) noexcept;
   static slot slot_at(set& s, std::size_t way) noexcept {
     return {&s.way[way].state, &s.way[way].in_flight};
   }
@@ -103,21 +106,24 @@ inline value_table::set& value_table::set_of(const value_key& key) noexcept {
   return sets_[static_cast<std::size_t>((static_cast<detail::uint128>(key.lo) * set_count_) >> 64)];
 }
 
-inline value_table::slot value_table::find(const value_key& key) noexcept {
-  set& s = set_of(key);
+inline std::size_t value_table::way_of(const set& s, const value_key& key) noexcept {
   for (std::size_t w = 0; w < ways; ++w) {
-    // Acquire pairs with the release that publishes a key after its check and state.
-    if (s.key[w].load(std::memory_order_acquire) == key.lo) {
-      way_state& v = s.way[w];
-      if (v.check.load(std::memory_order_relaxed) == key.hi) {
-        if (v.referenced.load(std::memory_order_relaxed) == 0) {
-          v.referenced.store(1, std::memory_order_relaxed);
-        }
-        return slot_at(s, w);
-      }
+    if (s.key[w].load(std::memory_order_acquire) == key.lo &&
+        s.way[w].check.load(std::memory_order_relaxed) == key.hi) {
+      return w;
     }
   }
-  return {};
+  return ways;
+}
+
+inline value_table::slot value_table::find(const value_key& key) noexcept {
+  set& s = set_of(key);
+  const std::size_t w = way_of(s, key);
+  if (w == ways) return {};
+  if (s.way[w].referenced.load(std::memory_order_relaxed) == 0) {
+    s.way[w].referenced.store(1, std::memory_order_relaxed);
+  }
+  return slot_at(s, w);
 }
 
 }  // namespace floodgate::param_detail
