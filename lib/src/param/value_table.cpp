@@ -1,6 +1,8 @@
 #include "param/value_table.hpp"
 #include "param/set_flag.hpp"
 
+#include <cstddef>
+
 namespace floodgate::param_detail {
 
 namespace {
@@ -16,7 +18,8 @@ value_table::value_table(std::size_t capacity)
     set& s = sets_[i];
     for (std::size_t w = 0; w < ways; ++w) {
       s.key[w].store(empty_key, std::memory_order_relaxed);
-      s.way[w].check.store(0, std::memory_order_relaxed);
+      s.way[w].lo.store(empty_key, std::memory_order_relaxed);
+      s.way[w].hi.store(0, std::memory_order_relaxed);
       s.way[w].state.store(0, std::memory_order_relaxed);
       s.way[w].in_flight.store(0, std::memory_order_relaxed);
       s.way[w].referenced.store(0, std::memory_order_relaxed);
@@ -30,8 +33,11 @@ value_table::~value_table() = default;
 
 bool value_table::try_lock(set& s) noexcept { return try_take(s.locked, lock_spins); }
 
-std::size_t value_table::take_victim(set& s) noexcept {
-  for (std::size_t w = 0; w < ways; ++w) {
+std::size_t value_table::take_victim(set& s, const value_key& key) noexcept {
+  // The home way if free, so that lookups of the value read one line; else any free way.
+  const std::size_t home = home_way(key);
+  for (std::size_t i = 0; i < ways; ++i) {
+    const std::size_t w = (home + i) % ways;
     if (s.key[w].load(std::memory_order_relaxed) == empty_key) {
       size_.fetch_add(1, std::memory_order_relaxed);
       return w;
@@ -48,12 +54,13 @@ std::size_t value_table::take_victim(set& s) noexcept {
     }
     // Hide the old value first, then make sure no entry counted itself in meanwhile; pairs
     // with acquire_in_flight(), which counts first and then re-reads the key.
-    const std::uint64_t old = s.key[w].load(std::memory_order_relaxed);
-    s.key[w].store(busy_key, std::memory_order_seq_cst);
+    const std::uint64_t old = s.way[w].lo.load(std::memory_order_relaxed);
+    s.way[w].lo.store(busy_key, std::memory_order_seq_cst);
     if (s.way[w].in_flight.load(std::memory_order_seq_cst) != 0) {
-      s.key[w].store(old, std::memory_order_release);
+      s.way[w].lo.store(old, std::memory_order_release);
       continue;
     }
+    s.key[w].store(busy_key, std::memory_order_relaxed);
     return w;
   }
   return ways;
@@ -70,15 +77,16 @@ value_table::slot value_table::find_or_insert(const value_key& key, std::uint64_
     s.locked.store(false, std::memory_order_release);
     return slot_at(s, found);
   }
-  const std::size_t w = take_victim(s);
+  const std::size_t w = take_victim(s, key);
   if (w == ways) {
     s.locked.store(false, std::memory_order_release);
     return {};
   }
-  s.way[w].check.store(key.hi, std::memory_order_relaxed);
+  s.way[w].hi.store(key.hi, std::memory_order_relaxed);
   s.way[w].state.store(initial_state, std::memory_order_relaxed);
   s.way[w].referenced.store(1, std::memory_order_relaxed);
-  s.key[w].store(key.lo, std::memory_order_release);
+  s.way[w].lo.store(key.lo, std::memory_order_release);
+  s.key[w].store(key.lo, std::memory_order_relaxed);
   s.locked.store(false, std::memory_order_release);
   inserted = true;
   return slot_at(s, w);
@@ -86,13 +94,11 @@ value_table::slot value_table::find_or_insert(const value_key& key, std::uint64_
 
 std::int32_t value_table::acquire_in_flight(const value_key& key, slot sl) noexcept {
   const std::int32_t count = sl.in_flight->fetch_add(1, std::memory_order_seq_cst) + 1;
-  // Recover the way from the slot's address to re-read its key.
-  set& s = set_of(key);
-  const auto w = static_cast<std::size_t>(reinterpret_cast<const char*>(sl.in_flight) -
-                                          reinterpret_cast<const char*>(&s.way[0])) /
-                 sizeof(way_state);
-  if (s.key[w].load(std::memory_order_seq_cst) == key.lo &&
-      s.way[w].check.load(std::memory_order_relaxed) == key.hi) {
+  // Re-read the key from the slot's own line: an eviction hides it before checking the count.
+  const auto* w = reinterpret_cast<const way_state*>(reinterpret_cast<const char*>(sl.in_flight) -
+                                                     offsetof(way_state, in_flight));
+  if (w->lo.load(std::memory_order_seq_cst) == key.lo &&
+      w->hi.load(std::memory_order_relaxed) == key.hi) {
     return count;
   }
   sl.in_flight->fetch_sub(1, std::memory_order_relaxed);

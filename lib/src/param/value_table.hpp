@@ -15,12 +15,24 @@ namespace floodgate::param_detail {
 
     Why this shape: the table must never grow (a flood of distinct values would otherwise eat
     memory), lookups of known values must be lock-free and allocation-free, and memory is
-    allocated once when the rule is loaded. A key hashes to one set of `ways` slots; a lookup
-    scans that set's keys (one cache line), then reads the matching value's own line. A new
-    value takes a free slot of its set or evicts one with a clock (second-chance) sweep over
-    the set: a slot looked up since the hand last passed is spared once, and a slot with
-    entries in flight is never evicted. Recency is therefore approximate per set (LRU-ish), as
-    Sentinel's LRU map is per rule.
+    allocated once when the rule is loaded. A key hashes to one set of `ways` slots and, within
+    it, to a home way. A value's own cache line holds its key, its token word and its in-flight
+    count. A lookup reads the home way's line first and is done when the value lives there (the
+    usual case: a new value takes its home way when that is free). Otherwise it scans the set's
+    key line (a copy of the keys, for the scan) and reads the matching value's line. A new value
+    takes a free slot of its set or evicts one with a clock (second-chance) sweep over the set:
+    a slot looked up since the hand last passed is spared once, and a slot with entries in
+    flight is never evicted. Recency is therefore approximate per set (LRU-ish), as Sentinel's
+    LRU map is per rule.
+
+    Why the home way: two threads serving different values read no common line unless their
+    values share a home way. When every lookup scanned the key line, two threads on 128 values
+    each (BM_HotKeys_ParamRuleUntracked) shared a key line for about a fifth of their values, and
+    in some phases of the 2-vCPU VM this ran 1.3-1.6x one thread at two threads, where a table 50
+    times sparser ran 1.8-1.9x. The price: a value whose home another value holds reads that
+    value's line, which its thread writes on every request. A whole entry pays that less than the
+    shared key lines (above); a loop doing nothing but lookups (BM_HotKeys_ValueTableUpdate)
+    pays it on every pass and no longer gains from a second thread (bench/RESULTS.md).
 
     @par Thread Safety
     find() is lock-free and writes at most a reference bit. Inserts and evictions of one set are
@@ -59,6 +71,11 @@ class value_table {
       new count; 0, with nothing counted, if the slot was given to another value meanwhile. */
   std::int32_t acquire_in_flight(const value_key& key, slot s) noexcept;
 
+  /// The way of its set that `key` takes when that way is free, and that lookups read first.
+  static std::size_t home_way(const value_key& key) noexcept {
+    return static_cast<std::size_t>(key.hi >> 61);  // the top bits: ways == 8
+  }
+
   /// Values with state now; never more than capacity().
   std::size_t size() const noexcept { return size_.load(std::memory_order_relaxed); }
   std::size_t capacity() const noexcept { return set_count_ * ways; }
@@ -67,34 +84,42 @@ class value_table {
   static constexpr std::uint64_t empty_key = 0;
   static constexpr std::uint64_t busy_key = 1;  // being rewritten: matches no value
 
-  // A value's own words, alone on a cache line: threads serving different values never write
-  // the same line. Packed eight to a line (a set's token words together), two threads each on
-  // their own 128 values ran 1.77x one thread in BM_HotKeys_ValueTableUpdate; alone, 1.96x.
-  // The price: 80 bytes a value instead of 32.
+  // A value's key and words, alone on a cache line: threads serving different values never
+  // write the same line. Packed eight to a line (a set's token words together), two threads
+  // each on their own 128 values ran 1.77x one thread in BM_HotKeys_ValueTableUpdate; alone,
+  // 1.96x. The price: 80 bytes a value instead of 32.
   struct alignas(64) way_state {
+    std::atomic<std::uint64_t> lo;  // key.lo, the key's truth; empty_key or busy_key when none
+    std::atomic<std::uint64_t> hi;  // key.hi
     std::atomic<std::uint64_t> state;
-    std::atomic<std::uint64_t> check;  // key.hi
     std::atomic<std::int32_t> in_flight;
     std::atomic<std::uint8_t> referenced;
   };
-  // A lookup scans the key line, then reads the matching way's line, which it writes anyway.
+  static_assert(ways == 8, "home_way() takes three bits");
   struct alignas(64) set {
-    std::atomic<std::uint64_t> key[ways];  // key.lo; empty_key or busy_key when not a value
+    // A copy of the ways' key.lo for lookups that miss the home way; written with them, under
+    // `locked`.
+    std::atomic<std::uint64_t> key[ways];
     alignas(64) std::atomic<bool> locked;
     std::uint8_t hand;  // clock hand; guarded by `locked`
     way_state way[ways];
   };
 
   set& set_of(const value_key& key) noexcept;
-  /// The way of `s` holding `key`, or `ways`. Acquire pairs with the release that publishes a
-  /// key after its check and state.
+  /// Whether `w` holds `key`. Acquire pairs with the release that publishes a key after its
+  /// state.
+  static bool holds(const way_state& w, const value_key& key) noexcept {
+    return w.lo.load(std::memory_order_acquire) == key.lo &&
+           w.hi.load(std::memory_order_relaxed) == key.hi;
+  }
+  /// The way of `s` holding `key`, or `ways`: the home way, else a scan of the key line.
   static std::size_t way_of(const set& s, const value_key& key) noexcept;
   static slot slot_at(set& s, std::size_t way) noexcept {
     return {&s.way[way].state, &s.way[way].in_flight};
   }
   bool try_lock(set& s) noexcept;
-  /// The way to give a new value, or `ways` if none; the set's lock is held.
-  std::size_t take_victim(set& s) noexcept;
+  /// The way to give `key`, a new value, or `ways` if none; the set's lock is held.
+  std::size_t take_victim(set& s, const value_key& key) noexcept;
 
   std::size_t set_count_;
   std::unique_ptr<set[]> sets_;
@@ -107,9 +132,12 @@ inline value_table::set& value_table::set_of(const value_key& key) noexcept {
 }
 
 inline std::size_t value_table::way_of(const set& s, const value_key& key) noexcept {
+  const std::size_t home = home_way(key);
+  if (holds(s.way[home], key)) [[likely]] {
+    return home;
+  }
   for (std::size_t w = 0; w < ways; ++w) {
-    if (s.key[w].load(std::memory_order_acquire) == key.lo &&
-        s.way[w].check.load(std::memory_order_relaxed) == key.hi) {
+    if (s.key[w].load(std::memory_order_relaxed) == key.lo && holds(s.way[w], key)) {
       return w;
     }
   }

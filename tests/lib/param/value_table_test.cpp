@@ -90,17 +90,58 @@ TEST(ValueTable, CapacityIsAMultipleOfTheWays) {
   EXPECT_EQ(value_table(9).capacity(), 16u);
 }
 
+/// The way of a one-set table that `s` is, from its address (a way is one 64-byte line).
+std::size_t way_in_one_set(const value_table::slot& s, const value_table::slot& way0) {
+  return static_cast<std::size_t>(reinterpret_cast<const char*>(s.state) -
+                                  reinterpret_cast<const char*>(way0.state)) /
+         64;
+}
+
 TEST(ValueTable, ASetEvictsWithASecondChanceForRecentlyUsedValues) {
   value_table t(value_table::ways);  // one set: every key competes for the same slots
   bool inserted = false;
-  for (int i = 0; i < 8; ++i) ASSERT_TRUE(t.find_or_insert(key(i), 0, inserted));
-  ASSERT_TRUE(t.find_or_insert(key(8), 0, inserted));  // the hand clears all bits, evicts 0
-  EXPECT_FALSE(t.find(key(0)));
-  EXPECT_TRUE(t.find(key(1)));  // used again: spared once
+  std::array<value_table::slot, 8> slots;
+  for (int i = 0; i < 8; ++i) {
+    slots[i] = t.find_or_insert(key(i), 0, inserted);
+    ASSERT_TRUE(slots[i]);
+  }
+  // The value in each way (values take their home way when free, so the order is the keys').
+  const auto lowest = *std::min_element(slots.begin(), slots.end(), [](auto& a, auto& b) {
+    return a.state < b.state;
+  });
+  std::array<int, 8> in_way{};
+  for (int i = 0; i < 8; ++i) in_way[way_in_one_set(slots[i], lowest)] = i;
+
+  ASSERT_TRUE(t.find_or_insert(key(8), 0, inserted));  // the hand clears all bits, evicts way 0
+  EXPECT_FALSE(t.find(key(in_way[0])));
+  EXPECT_TRUE(t.find(key(in_way[1])));  // used again: spared once
   ASSERT_TRUE(t.find_or_insert(key(9), 0, inserted));
-  EXPECT_TRUE(t.find(key(1)));
-  EXPECT_FALSE(t.find(key(2)));
+  EXPECT_TRUE(t.find(key(in_way[1])));
+  EXPECT_FALSE(t.find(key(in_way[2])));
   EXPECT_EQ(t.size(), 8u);
+}
+
+// A lookup reads the home way's line first; a value that has it needs no other line, so two
+// threads on different values share no line unless the values share a home way.
+TEST(ValueTable, AValueTakesItsHomeWayWhenItIsFree) {
+  value_table t(value_table::ways);  // one set
+  bool inserted = false;
+  // Keys with distinct home ways, inserted in an order other than their ways' order.
+  std::array<int, value_table::ways> with_home;
+  with_home.fill(-1);
+  for (int i = 0; std::count(with_home.begin(), with_home.end(), -1) > 0; ++i) {
+    auto& k = with_home[value_table::home_way(key(i))];
+    if (k < 0) k = i;
+  }
+  std::array<value_table::slot, value_table::ways> slots;
+  for (std::size_t w = value_table::ways; w-- > 0;) {  // the last home way first
+    slots[w] = t.find_or_insert(key(with_home[w]), 0, inserted);
+    ASSERT_TRUE(slots[w]);
+  }
+  for (std::size_t w = 0; w < value_table::ways; ++w) {
+    EXPECT_EQ(way_in_one_set(slots[w], slots[0]), w) << "key " << with_home[w];
+  }
+  EXPECT_EQ(t.size(), value_table::ways);
 }
 
 TEST(ValueTable, ValuesWithEntriesInFlightAreNeverEvicted) {
