@@ -10,7 +10,8 @@ gives each binary's median over the rounds and the median of the per-round new/o
     bench/paired_runs.py --threads ROUNDS BIN NAME...          # 1 vs 2 threads, one binary
 
 A NAME selects BM_EntryExit_NAME (the one-thread variant where there are several); a NAME that
-starts with HotKeys_ selects BM_NAME (bench/hot_keys_bench.cpp).
+starts with HotKeys_ or Baseline_ selects BM_NAME. With --threads, name Baseline_PrivateWork
+first: it shares nothing between threads, so its ratio is what the machine gives at that moment.
 """
 import json
 import statistics
@@ -31,7 +32,7 @@ def median_ns(binary, pattern):
 
 def family(name):
     """The benchmark name NAME stands for, without the BM_ prefix."""
-    return name if name.startswith("HotKeys_") else f"EntryExit_{name}"
+    return name if name.startswith(("HotKeys_", "Baseline_")) else f"EntryExit_{name}"
 
 
 def spread(xs):
