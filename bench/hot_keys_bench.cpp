@@ -97,7 +97,9 @@ void BM_HotKeys_ParamRuleAndHotKeysRule(benchmark::State& state) { run(state, 2)
 BENCHMARK(BM_HotKeys_ParamRuleAndHotKeysRule)->Threads(1)->Threads(2)->UseRealTime();
 
 // The paramFlow value table alone: each thread looks up its own values and takes a token (a
-// compare-and-swap on the value's word), as check_tokens() does.
+// compare-and-swap on the value's word), as check_tokens() does. A value whose home way another
+// thread's value holds reads that value's line first (value_table.hpp): with nothing else in the
+// loop, those few values decide the two-thread figure (bench/RESULTS.md "Hot keys").
 void BM_HotKeys_ValueTableUpdate(benchmark::State& state) {
   static param_detail::value_table table(4000);  // a durationInSec: 1 rule's capacity
   static const param_detail::value_hasher hasher(12345);
