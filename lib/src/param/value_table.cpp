@@ -60,8 +60,7 @@ std::size_t value_table::take_victim(set& s, const value_key& key) noexcept {
       s.way[w].lo.store(old, std::memory_order_release);
       continue;
     }
-    s.key[w].store(busy_key, std::memory_order_relaxed);
-    return w;
+    return w;  // the caller rewrites s.key[w] with the new value's key
   }
   return ways;
 }
@@ -97,10 +96,7 @@ std::int32_t value_table::acquire_in_flight(const value_key& key, slot sl) noexc
   // Re-read the key from the slot's own line: an eviction hides it before checking the count.
   const auto* w = reinterpret_cast<const way_state*>(reinterpret_cast<const char*>(sl.in_flight) -
                                                      offsetof(way_state, in_flight));
-  if (w->lo.load(std::memory_order_seq_cst) == key.lo &&
-      w->hi.load(std::memory_order_relaxed) == key.hi) {
-    return count;
-  }
+  if (holds(*w, key, std::memory_order_seq_cst)) return count;
   sl.in_flight->fetch_sub(1, std::memory_order_relaxed);
   return 0;
 }

@@ -107,10 +107,10 @@ class value_table {
 
   set& set_of(const value_key& key) noexcept;
   /// Whether `w` holds `key`. Acquire pairs with the release that publishes a key after its
-  /// state.
-  static bool holds(const way_state& w, const value_key& key) noexcept {
-    return w.lo.load(std::memory_order_acquire) == key.lo &&
-           w.hi.load(std::memory_order_relaxed) == key.hi;
+  /// state; acquire_in_flight() reads `lo` seq_cst instead.
+  static bool holds(const way_state& w, const value_key& key,
+                    std::memory_order lo_order = std::memory_order_acquire) noexcept {
+    return w.lo.load(lo_order) == key.lo && w.hi.load(std::memory_order_relaxed) == key.hi;
   }
   /// The way of `s` holding `key`, or `ways`: the home way, else a scan of the key line.
   static std::size_t way_of(const set& s, const value_key& key) noexcept;
@@ -137,7 +137,7 @@ inline std::size_t value_table::way_of(const set& s, const value_key& key) noexc
     return home;
   }
   for (std::size_t w = 0; w < ways; ++w) {
-    if (s.key[w].load(std::memory_order_relaxed) == key.lo && holds(s.way[w], key)) {
+    if (w != home && s.key[w].load(std::memory_order_relaxed) == key.lo && holds(s.way[w], key)) {
       return w;
     }
   }
