@@ -8,10 +8,16 @@ gives each binary's median over the rounds and the median of the per-round new/o
 
     bench/paired_runs.py ROUNDS OLD_BIN NEW_BIN NAME...        # NAME: NoRules, SystemRules, ...
     bench/paired_runs.py --threads ROUNDS BIN NAME...          # 1 vs 2 threads, one binary
+    bench/paired_runs.py --threads --given NAME=MIN ROUNDS BIN NAME...
 
 A NAME selects BM_EntryExit_NAME (the one-thread variant where there are several); a NAME that
 starts with HotKeys_ or Baseline_ selects BM_NAME. With --threads, name Baseline_PrivateWork
 first: it shares nothing between threads, so its ratio is what the machine gives at that moment.
+Each round runs every NAME (one thread, then two) before the next round starts. --given NAME=MIN
+adds the medians over the rounds in which NAME's two-thread ratio was at least MIN: name there a
+control of the same kind of work as the others (Baseline_PrivateCompute, or an engine benchmark
+whose scaling is itself a budget), so that rounds in which the machine did not give that work a
+second core can be told apart from rounds in which the code did not scale.
 """
 import json
 import statistics
@@ -58,23 +64,46 @@ def compare(rounds, old, new, names):
               f"{rounds_text}")
 
 
-def scaling(rounds, binary, names):
-    print(f"{'benchmark':20} 1 thread (ns) | 2 threads (ns) | 1t/2t per round | median")
-    for name in names:
-        one, two = [], []
-        for _ in range(rounds):
+def scaling(rounds, binary, names, given=None):
+    """Each round runs every NAME's one- and two-thread variants back to back (round-major, so
+    all the names of a round see the same moment of the machine). With `given` = (NAME, MIN),
+    also the medians over the rounds in which NAME ran >= MIN at two threads: the rounds in
+    which the machine gave a second core to that kind of work."""
+    ratios = {name: [] for name in names}
+    times = {name: ([], []) for name in names}
+    for r in range(rounds):
+        for name in names:
             t = median_ns(binary, f"{family(name)}/real_time/threads:(1|2)$")
-            one.append(t[1])
-            two.append(t[2])
-        ratios = [a / b for a, b in zip(one, two)]
-        print(f"{name:20} {' '.join(f'{x:.0f}' for x in one)} | "
-              f"{' '.join(f'{x:.0f}' for x in two)} | "
-              f"{' '.join(f'{x:.2f}' for x in ratios)} | {statistics.median(ratios):.2f}")
+            times[name][0].append(t[1])
+            times[name][1].append(t[2])
+            ratios[name].append(t[1] / t[2])
+        print(f"round {r + 1} of {rounds}: " +
+              " ".join(f"{name}={ratios[name][-1]:.2f}" for name in names), file=sys.stderr)
+    kept = list(range(rounds))
+    if given is not None:
+        control, least = given
+        kept = [r for r in range(rounds) if ratios[control][r] >= least]
+    print(f"{'benchmark':32} 1 thread (ns) | 2 threads (ns) | 1t/2t per round | median"
+          + (f" | median in the {len(kept)} rounds with {given[0]} >= {given[1]}" if given else ""))
+    for name in names:
+        one, two = times[name]
+        line = (f"{name:32} {' '.join(f'{x:.0f}' for x in one)} | "
+                f"{' '.join(f'{x:.0f}' for x in two)} | "
+                f"{' '.join(f'{x:.2f}' for x in ratios[name])} | "
+                f"{statistics.median(ratios[name]):.2f}")
+        if given is not None:
+            line += " | " + (f"{statistics.median(ratios[name][r] for r in kept):.2f}"
+                             if kept else "-")
+        print(line)
 
 
 def main(argv):
     if len(argv) >= 4 and argv[1] == "--threads":
-        scaling(int(argv[2]), argv[3], argv[4:])
+        args, given = argv[2:], None
+        if args[0] == "--given":
+            control, least = args[1].split("=")
+            given, args = (control, float(least)), args[2:]
+        scaling(int(args[0]), args[1], args[2:], given)
     elif len(argv) >= 5:
         compare(int(argv[1]), argv[2], argv[3], argv[4:])
     else:
