@@ -6,6 +6,9 @@
 # wrk drives it again for SECONDS, and the busiest thread's instructions are divided by the
 # requests wrk completed. The difference of the two modes is what the middleware costs.
 #
+# Under valgrind, which has no rseq, the engine's per-CPU counter writes take the shared shard's
+# atomic paths: the engine's part of the difference is larger than natively (README.md).
+#
 # Environment: BUILD_DIR (build/release; a build with -g names functions in the profiles),
 # SECONDS_PER_MODE (5), OUT (a fresh temporary directory, kept for callgrind_annotate),
 # EXTRA_FLAGS (e.g. "--rate-limit-headers ietf": also profiles the guarded demo with these flags
