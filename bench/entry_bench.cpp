@@ -3,6 +3,7 @@
 // Each benchmark reports `allocs/op` (heap allocations per entry + exit after warm-up) next to
 // the time. Run: build/release/bench/floodgate_bench --benchmark_filter=Entry
 #include "alloc_counter.hpp"
+#include "bench_rules.hpp"
 
 #include <floodgate/engine/engine.hpp>
 
@@ -113,17 +114,10 @@ void BM_EntryExit_NoRules(benchmark::State& state) {
 }
 BENCHMARK(BM_EntryExit_NoRules)->Threads(1)->Threads(2)->UseRealTime();
 
-constexpr double unlimited = 1e12;
-
-flow_rule qps_rule(double count) { return {.resource = "GET:/hello", .count = count}; }
-degrade_rule slow_breaker() {
-  return {.resource = "GET:/hello",
-          .count = 200,
-          .slow_ratio_threshold = 0.5,
-          .min_request_amount = 5,
-          .stat_interval_ms = 1000,
-          .time_window_sec = 10};
-}
+using bench::adaptive_breaker;
+using bench::qps_rule;
+using bench::slow_breaker;
+using bench::unlimited;
 
 // SPEC §7's reference case: one QPS rule and one slow-ratio breaker, with an origin.
 void BM_EntryExit_QpsRuleAndBreaker(benchmark::State& state) {
@@ -149,13 +143,6 @@ BENCHMARK(BM_EntryExit_SlowRatioBreaker)->Threads(1)->Threads(2)->UseRealTime();
 
 // Issue 19: an adaptive (Google SRE) breaker against the slow-ratio breaker above (goal <= 1.2x).
 // Every request succeeds, so the drop ratio stays 0: the cost of deciding and counting.
-degrade_rule adaptive_breaker() {
-  return {.resource = "GET:/hello",
-          .grade = degrade_grade::adaptive,
-          .min_request_amount = 5,
-          .stat_interval_ms = 10'000,
-          .k = 2};
-}
 
 void BM_EntryExit_AdaptiveBreaker(benchmark::State& state) {
   run_entries(state, {.degrade = {adaptive_breaker()}}, "GET:/hello", "billing");

@@ -17,6 +17,7 @@
 // hot_keys_bench.cpp's three configurations: each thread enters with 128 values of its own).
 // The cases run in turn, a pair of each per round, until every case has had SECONDS_PER_CASE.
 #include "alloc_counter.hpp"
+#include "bench_rules.hpp"
 #include "param/top_value_window.hpp"
 #include "param/value_key.hpp"
 
@@ -74,15 +75,6 @@ void compute(int worker, std::size_t n) {
     }
   }
   std::atomic_signal_fence(std::memory_order_seq_cst);  // keep the work
-}
-
-degrade_rule slow_breaker() {
-  return {.resource = "GET:/hello",
-          .count = 200,
-          .slow_ratio_threshold = 0.5,
-          .min_request_amount = 5,
-          .stat_interval_ms = 1000,
-          .time_window_sec = 10};
 }
 
 /// A case entering "GET:/hello" with origin "billing" under `rules`.
@@ -164,19 +156,16 @@ bench_case summary_case() {
 }
 
 std::vector<bench_case> all_cases() {
-  const param_flow_rule param{.resource = "GET:/users/{id}", .param_idx = 0, .count = 1e12};
+  const param_flow_rule param{
+      .resource = "GET:/users/{id}", .param_idx = 0, .count = bench::unlimited};
   const hot_keys_rule hot{
       .resource = "GET:/users/{id}", .param_idx = 0, .window_sec = 5, .top = 20, .threshold = 100};
   std::vector<bench_case> cases;
   cases.push_back({"compute", compute});
-  cases.push_back(hello_case("qps-breaker", {.flow = {{.resource = "GET:/hello", .count = 1e12}},
-                                             .degrade = {slow_breaker()}}));
-  cases.push_back(hello_case("slow-ratio", {.degrade = {slow_breaker()}}));
-  cases.push_back(hello_case("adaptive", {.degrade = {{.resource = "GET:/hello",
-                                                       .grade = degrade_grade::adaptive,
-                                                       .min_request_amount = 5,
-                                                       .stat_interval_ms = 10'000,
-                                                       .k = 2}}}));
+  cases.push_back(hello_case("qps-breaker", {.flow = {bench::qps_rule(bench::unlimited)},
+                                             .degrade = {bench::slow_breaker()}}));
+  cases.push_back(hello_case("slow-ratio", {.degrade = {bench::slow_breaker()}}));
+  cases.push_back(hello_case("adaptive", {.degrade = {bench::adaptive_breaker()}}));
   cases.push_back(
       param_case("param-untracked", {.track_param_flow_values = false}, {.param_flow = {param}}));
   cases.push_back(
