@@ -14,7 +14,9 @@
 //
 // Cases: compute, qps-breaker (SPEC §7's case: a QPS rule and a slow-ratio breaker, with an
 // origin), slow-ratio, adaptive, param-untracked, param-tracked, param-hotkeys-rule (bench
-// hot_keys_bench.cpp's three configurations: each thread enters with 128 values of its own).
+// hot_keys_bench.cpp's three configurations: each thread enters with 128 values of its own),
+// hotkeys-rule-alone (a hotKeys rule without a paramFlow rule) and summary (a hot-key summary's
+// hash + record alone, no engine).
 // The cases run in turn, a pair of each per round, until every case has had SECONDS_PER_CASE.
 #include "alloc_counter.hpp"
 #include "bench_rules.hpp"
@@ -171,6 +173,7 @@ std::vector<bench_case> all_cases() {
   cases.push_back(
       param_case("param-tracked", {.track_param_flow_values = true}, {.param_flow = {param}}));
   cases.push_back(summary_case());
+  cases.push_back(param_case("hotkeys-rule-alone", {}, {.hot_keys = {hot}}));
   cases.push_back(param_case("param-hotkeys-rule", {.track_param_flow_values = false},
                              {.param_flow = {param}, .hot_keys = {hot}}));
   return cases;
