@@ -12,8 +12,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdint>
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <string>
