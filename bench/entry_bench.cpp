@@ -90,13 +90,7 @@ BENCHMARK(BM_Baseline_PrivateWork)->Threads(1)->Threads(2)->UseRealTime();
 void BM_Baseline_PrivateCompute(benchmark::State& state) {
   std::uint64_t chain[8] = {1, 2, 3, 4, 5, 6, 7, 8};
   for (auto _ : state) {
-    for (int step = 0; step < 8; ++step) {
-      for (auto& x : chain) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-      }
-    }
+    bench::xorshift_rounds(chain);
     benchmark::DoNotOptimize(chain);
   }
 }
@@ -143,7 +137,6 @@ BENCHMARK(BM_EntryExit_SlowRatioBreaker)->Threads(1)->Threads(2)->UseRealTime();
 
 // Issue 19: an adaptive (Google SRE) breaker against the slow-ratio breaker above (goal <= 1.2x).
 // Every request succeeds, so the drop ratio stays 0: the cost of deciding and counting.
-
 void BM_EntryExit_AdaptiveBreaker(benchmark::State& state) {
   run_entries(state, {.degrade = {adaptive_breaker()}}, "GET:/hello", "billing");
 }

@@ -6,6 +6,7 @@
 // a paramFlow rule's value table (lookup + token update) and a hot-key summary's record().
 // Run: build/release/bench/floodgate_bench --benchmark_filter=HotKeys
 #include "alloc_counter.hpp"
+#include "bench_rules.hpp"
 #include "param/top_value_window.hpp"
 #include "param/value_table.hpp"
 
@@ -21,26 +22,10 @@
 namespace floodgate {
 namespace {
 
-constexpr std::size_t values_per_thread = 128;
-constexpr std::size_t max_threads = 2;
-
-const std::array<std::string, values_per_thread * max_threads>& value_texts() {
-  static const auto texts = [] {
-    std::array<std::string, values_per_thread * max_threads> t;
-    for (std::size_t i = 0; i < t.size(); ++i) t[i] = "user-" + std::to_string(i);
-    return t;
-  }();
-  return texts;
-}
-
-param_flow_rule param_rule() {
-  return {.resource = "GET:/users/{id}", .param_idx = 0, .count = 1e12};
-}
-
-hot_keys_rule hot_rule() {
-  return {.resource = "GET:/users/{id}", .param_idx = 0, .window_sec = 5, .top = 20,
-          .threshold = 100};
-}
+using bench::hot_rule;
+using bench::param_rule;
+using bench::value_texts;
+using bench::values_per_thread;
 
 /// One engine per configuration, shared by the benchmark's threads.
 engine& engine_for(int which) {

@@ -69,16 +69,16 @@ def scaling(rounds, binary, names, given=None):
     all the names of a round see the same moment of the machine). With `given` = (NAME, MIN),
     also the medians over the rounds in which NAME ran >= MIN at two threads: the rounds in
     which the machine gave a second core to that kind of work."""
-    ratios = {name: [] for name in names}
     times = {name: ([], []) for name in names}
     for r in range(rounds):
         for name in names:
             t = median_ns(binary, f"{family(name)}/real_time/threads:(1|2)$")
             times[name][0].append(t[1])
             times[name][1].append(t[2])
-            ratios[name].append(t[1] / t[2])
         print(f"round {r + 1} of {rounds}: " +
-              " ".join(f"{name}={ratios[name][-1]:.2f}" for name in names), file=sys.stderr)
+              " ".join(f"{name}={times[name][0][-1] / times[name][1][-1]:.2f}" for name in names),
+              file=sys.stderr)
+    ratios = {name: [a / b for a, b in zip(*times[name])] for name in names}
     kept = list(range(rounds))
     if given is not None:
         control, least = given

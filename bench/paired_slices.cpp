@@ -46,7 +46,8 @@ namespace floodgate {
 namespace {
 
 using clock_type = std::chrono::steady_clock;
-constexpr std::size_t values_per_thread = 128;
+using bench::value_texts;
+using bench::values_per_thread;
 constexpr std::size_t batch = 256;  // operations between two looks at the stop flag
 
 /// One case: how a worker thread (0 or 1) runs `n` operations of it.
@@ -64,18 +65,8 @@ struct alignas(128) own {
 
 own<std::uint64_t[8]> compute_chains[2];
 void compute(int worker, std::size_t n) {
-  std::uint64_t* chain = compute_chains[worker].value;
-  for (std::size_t i = 0; i < n; ++i) {
-    for (int step = 0; step < 8; ++step) {
-      for (int k = 0; k < 8; ++k) {
-        std::uint64_t x = chain[k];
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        chain[k] = x;
-      }
-    }
-  }
+  std::uint64_t(&chain)[8] = compute_chains[worker].value;
+  for (std::size_t i = 0; i < n; ++i) bench::xorshift_rounds(chain);
   std::atomic_signal_fence(std::memory_order_seq_cst);  // keep the work
 }
 
@@ -106,21 +97,16 @@ bench_case param_case(std::string name, engine_options options, const rule_set& 
   };
   struct state {
     std::unique_ptr<engine> eng;
-    std::vector<std::string> texts;
     std::array<own<worker_state>, 2> workers;
   };
   auto s = std::make_shared<state>();
   s->eng = std::make_unique<engine>(std::move(options));
   (void)s->eng->load_rules(rules);
-  s->texts.reserve(2 * values_per_thread);
-  for (std::size_t i = 0; i < 2 * values_per_thread; ++i) {
-    s->texts.push_back("user-" + std::to_string(i));
-  }
   for (std::size_t w = 0; w < 2; ++w) {
     worker_state& ws = s->workers[w].value;
     ws.ctx.emplace(*s->eng, "http-inbound", "billing");
     for (std::size_t i = 0; i < values_per_thread; ++i) {
-      ws.values[i] = param_value(std::string_view(s->texts[w * values_per_thread + i]));
+      ws.values[i] = param_value(std::string_view(value_texts()[w * values_per_thread + i]));
     }
   }
   return {std::move(name), [s](int worker, std::size_t n) {
@@ -139,29 +125,24 @@ bench_case summary_case() {
   struct state {
     param_detail::top_value_window window{5000, 512};
     param_detail::value_hasher hasher{12345};
-    std::vector<std::string> texts;
     std::array<own<std::size_t>, 2> next;
   };
   auto s = std::make_shared<state>();
-  for (std::size_t i = 0; i < 2 * values_per_thread; ++i) {
-    s->texts.push_back("user-" + std::to_string(i));
-  }
   return {"summary", [s](int worker, std::size_t n) {
             const auto w = static_cast<std::size_t>(worker);
             std::size_t& i = s->next[w].value;
             const std::int64_t now_ms = default_clock().now_ms();
             for (std::size_t k = 0; k < n; ++k, ++i) {
-              const std::string& text = s->texts[w * values_per_thread + i % values_per_thread];
+              const std::string& text =
+                  value_texts()[w * values_per_thread + i % values_per_thread];
               s->window.record(s->hasher(text), text, now_ms);
             }
           }};
 }
 
 std::vector<bench_case> all_cases() {
-  const param_flow_rule param{
-      .resource = "GET:/users/{id}", .param_idx = 0, .count = bench::unlimited};
-  const hot_keys_rule hot{
-      .resource = "GET:/users/{id}", .param_idx = 0, .window_sec = 5, .top = 20, .threshold = 100};
+  const param_flow_rule param = bench::param_rule();
+  const hot_keys_rule hot = bench::hot_rule();
   std::vector<bench_case> cases;
   cases.push_back({"compute", compute});
   cases.push_back(hello_case("qps-breaker", {.flow = {bench::qps_rule(bench::unlimited)},
