@@ -79,8 +79,8 @@ struct pass_counts {
     return reachable.size() == 1 && reachable[0];  // nothing straddles past the last second
   }
 
-  /** The fewest passes seconds `lo`..`hi` can hold: those read inside them, and those
-      straddling an edge between two of them. */
+  /** The fewest passes seconds `lo`..`hi` can hold: those whose two reads fall in one of
+      them, and those straddling an edge between two of them. */
   int least_within(std::int64_t lo, std::int64_t hi) const {
     int n = 0;
     for (std::int64_t s = lo; s <= hi; ++s) n += at(definite, s) + (s < hi ? at(straddling, s) : 0);
