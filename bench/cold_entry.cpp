@@ -5,7 +5,8 @@
 // since the last request. A microbenchmark that enters in a loop keeps every line in L1 and
 // measures none of that. Here each pair times one context + entry + exit right after walking a
 // buffer four times the size of the core's L2 (the engine's lines then come from the shared
-// last-level cache, as in a busy server), then the same again with the lines just used (warm).
+// last-level cache, and their pages' TLB entries are gone, as in a busy server), then the same
+// again with the lines just used (warm).
 // Cold - warm is what the engine's spread over cache lines costs a request; the walk itself is
 // not timed.
 //
