@@ -1,4 +1,5 @@
-// What the benchmarks share (entry_bench.cpp, hot_keys_bench.cpp, paired_slices.cpp): the rules,
+// What the benchmarks share (entry_bench.cpp, hot_keys_bench.cpp, paired_slices.cpp,
+// cold_entry.cpp): the rules,
 // so that a case of one names the same configuration as the case of another; the parameter
 // values each thread enters with; the compute control's step.
 #pragma once
@@ -7,6 +8,7 @@
 #include <floodgate/rules/flow_rule.hpp>
 #include <floodgate/rules/hot_keys_rule.hpp>
 #include <floodgate/rules/param_flow_rule.hpp>
+#include <floodgate/rules/rule_set.hpp>
 
 #include <array>
 #include <cstddef>
@@ -28,6 +30,11 @@ inline degrade_rule slow_breaker() {
           .min_request_amount = 5,
           .stat_interval_ms = 1000,
           .time_window_sec = 10};
+}
+
+/// SPEC §7's entry case: a QPS rule never reached and the slow-ratio breaker, on "GET:/hello".
+inline rule_set qps_and_breaker() {
+  return {.flow = {qps_rule(unlimited)}, .degrade = {slow_breaker()}};
 }
 
 /// Issue 19's adaptive (Google SRE) breaker; every request succeeds, so it never drops.

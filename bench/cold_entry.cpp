@@ -13,6 +13,7 @@
 // Cases: `spec` (SPEC §7's: a QPS rule never reached and a slow-ratio breaker, with an origin, by
 // resource handle as the middleware enters) and `bare` (the same resource and origin, no rules).
 #include "bench_rules.hpp"
+#include "quantile.hpp"
 
 #include <floodgate/engine/engine.hpp>
 
@@ -28,16 +29,12 @@
 namespace {
 
 using clock_type = std::chrono::steady_clock;
+using floodgate::bench::quantile;
 
 /// Bytes that push the engine's lines out of the core's L2: four times its size.
 std::size_t eviction_bytes() {
   const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
   return 4 * static_cast<std::size_t>(l2 > 0 ? l2 : 2L << 20);
-}
-
-double quantile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1))];
 }
 
 struct timings {
@@ -78,14 +75,14 @@ int main(int argc, char** argv) {
   std::printf("%d pairs; %zu MiB walked before each cold entry\n", pairs, junk.size() >> 20);
   std::printf("%-6s %22s %22s %10s\n", "case", "cold ns (p25/med/p75)", "warm ns (p25/med/p75)",
               "cold-warm");
-  const floodgate::rule_set spec{.flow = {floodgate::bench::qps_rule(floodgate::bench::unlimited)},
-                                 .degrade = {floodgate::bench::slow_breaker()}};
-  for (const auto& [name, rules] : {std::pair{"spec", spec}, std::pair{"bare", floodgate::rule_set{}}}) {
+  const floodgate::rule_set spec = floodgate::bench::qps_and_breaker();
+  for (const auto& [name, rules] :
+       {std::pair{"spec", spec}, std::pair{"bare", floodgate::rule_set{}}}) {
     const timings t = run(rules, pairs, junk);
     const double cold = quantile(t.cold, 0.5), warm = quantile(t.warm, 0.5);
     std::printf("%-6s %6.0f/%6.0f/%6.0f %8.0f/%6.0f/%6.0f %10.0f\n", name, quantile(t.cold, 0.25),
-                cold, quantile(t.cold, 0.75), quantile(t.warm, 0.25), warm,
-                quantile(t.warm, 0.75), cold - warm);
+                cold, quantile(t.cold, 0.75), quantile(t.warm, 0.25), warm, quantile(t.warm, 0.75),
+                cold - warm);
   }
   return 0;
 }

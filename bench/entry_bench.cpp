@@ -109,14 +109,14 @@ void BM_EntryExit_NoRules(benchmark::State& state) {
 BENCHMARK(BM_EntryExit_NoRules)->Threads(1)->Threads(2)->UseRealTime();
 
 using bench::adaptive_breaker;
+using bench::qps_and_breaker;
 using bench::qps_rule;
 using bench::slow_breaker;
 using bench::unlimited;
 
 // SPEC §7's reference case: one QPS rule and one slow-ratio breaker, with an origin.
 void BM_EntryExit_QpsRuleAndBreaker(benchmark::State& state) {
-  run_entries(state, {.flow = {qps_rule(unlimited)}, .degrade = {slow_breaker()}}, "GET:/hello",
-              "billing");
+  run_entries(state, qps_and_breaker(), "GET:/hello", "billing");
 }
 BENCHMARK(BM_EntryExit_QpsRuleAndBreaker)->Threads(1)->Threads(2)->UseRealTime();
 
@@ -181,7 +181,7 @@ BENCHMARK(BM_EntryExit_ParamFlowStringArgument);
 
 // What a guard with rate-limit headers on adds: engine::quota for every entry (issue 17).
 void BM_EntryQuotaExit_QpsRuleAndBreaker(benchmark::State& state) {
-  engine& eng = shared_engine({.flow = {qps_rule(unlimited)}, .degrade = {slow_breaker()}});
+  engine& eng = shared_engine(qps_and_breaker());
   context ctx{eng, "http-inbound", "billing"};
   for (int i = 0; i < 1000; ++i) {
     auto e = eng.enter(ctx, "GET:/hello", inbound);

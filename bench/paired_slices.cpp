@@ -22,6 +22,7 @@
 #include "bench_rules.hpp"
 #include "param/top_value_window.hpp"
 #include "param/value_key.hpp"
+#include "quantile.hpp"
 
 #include <floodgate/engine/engine.hpp>
 
@@ -46,6 +47,7 @@ namespace floodgate {
 namespace {
 
 using clock_type = std::chrono::steady_clock;
+using bench::quantile;
 using bench::value_texts;
 using bench::values_per_thread;
 constexpr std::size_t batch = 256;  // operations between two looks at the stop flag
@@ -145,8 +147,7 @@ std::vector<bench_case> all_cases() {
   const hot_keys_rule hot = bench::hot_rule();
   std::vector<bench_case> cases;
   cases.push_back({"compute", compute});
-  cases.push_back(hello_case("qps-breaker", {.flow = {bench::qps_rule(bench::unlimited)},
-                                             .degrade = {bench::slow_breaker()}}));
+  cases.push_back(hello_case("qps-breaker", bench::qps_and_breaker()));
   cases.push_back(hello_case("slow-ratio", {.degrade = {bench::slow_breaker()}}));
   cases.push_back(hello_case("adaptive", {.degrade = {bench::adaptive_breaker()}}));
   cases.push_back(
@@ -224,11 +225,6 @@ class workers {
   int active_ = 0;
   alignas(64) double rate_[2] = {};
 };
-
-double quantile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
-}
 
 }  // namespace
 }  // namespace floodgate
