@@ -1,13 +1,22 @@
 #include <floodgate/chain/clock.hpp>
 
+#include "chain/tick_extrapolator.hpp"
 #include "chain/ticker_schedule.hpp"
 
 #include <time.h>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <x86intrin.h>
+#endif
+
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <fstream>
 #include <mutex>
+#include <string>
 #include <thread>
 
 namespace floodgate {
@@ -19,6 +28,51 @@ std::int64_t monotonic_ns() noexcept {
   ::clock_gettime(CLOCK_MONOTONIC, &ts);
   return std::chrono::nanoseconds{std::chrono::seconds{ts.tv_sec}}.count() + ts.tv_nsec;
 }
+
+#if defined(__x86_64__)
+/** True if the time-stamp counter can stand in for CLOCK_MONOTONIC: the CPU says its TSC is
+    invariant (constant rate in every P- and C-state), and the kernel's own clocksource is the
+    TSC, which means it found the counters of all CPUs in step (and on a VM, that the host keeps
+    them so). Anything else (no sysfs, another clocksource) keeps the vDSO. */
+bool tsc_stands_in() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid(0x80000007, &eax, &ebx, &ecx, &edx) == 0 || (edx & (1u << 8)) == 0) {
+    return false;
+  }
+  std::ifstream source("/sys/devices/system/clocksource/clocksource0/current_clocksource");
+  std::string name;
+  return static_cast<bool>(source >> name) && name == "tsc";
+}
+
+/// The process's extrapolation of CLOCK_MONOTONIC from the TSC; null where it cannot stand in.
+detail::tick_extrapolator* tsc_clock() {
+  static detail::tick_extrapolator instance;
+  static detail::tick_extrapolator* const usable = tsc_stands_in() ? &instance : nullptr;
+  return usable;
+}
+
+std::int64_t precise_ns() noexcept {
+  static detail::tick_extrapolator* const tsc = tsc_clock();
+  if (tsc == nullptr) {
+    return monotonic_ns();
+  }
+  const std::int64_t ns = tsc->now(__rdtsc(), [] {
+    // The tick count at the middle of the reference read.
+    const std::uint64_t before = __rdtsc();
+    const std::int64_t reference = monotonic_ns();
+    const std::uint64_t after = __rdtsc();
+    return detail::tick_extrapolator::sample{before + (after - before) / 2, reference};
+  });
+  // A thread that read the old anchor just after a re-anchor's reference read can be a few
+  // nanoseconds ahead of the new anchor (whose rate is slewed): its next reading must not be
+  // behind its last, as CLOCK_MONOTONIC's never is.
+  static thread_local std::int64_t last = 0;
+  last = std::max(last, ns);
+  return last;
+}
+#else
+std::int64_t precise_ns() noexcept { return monotonic_ns(); }
+#endif
 
 /// What the ticker's word holds while it is not refreshed: readers read the clock themselves.
 constexpr std::int64_t idle_word = -1;
@@ -78,7 +132,7 @@ const millisecond_ticker& ticker() {
 
 }  // namespace
 
-std::int64_t steady_clock::now_ns() const noexcept { return monotonic_ns(); }
+std::int64_t steady_clock::now_ns() const noexcept { return precise_ns(); }
 
 std::int64_t steady_clock::now_ms() const noexcept {
   static const millisecond_ticker& t = ticker();
@@ -90,10 +144,12 @@ const std::atomic<std::int64_t>* steady_millisecond_word(const clock& c) noexcep
   if (dynamic_cast<const steady_clock*>(&c) == nullptr) {
     return nullptr;
   }
+  (void)precise_ns();  // decides here, not on a request, whether the TSC stands in
   return &ticker().word();
 }
 
 std::int64_t steady_ms_while_idle() noexcept { return ticker().read_while_idle(); }
+std::int64_t steady_now_ns() noexcept { return precise_ns(); }
 }  // namespace detail
 
 const clock& default_clock() noexcept {

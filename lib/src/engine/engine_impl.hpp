@@ -24,6 +24,8 @@ namespace floodgate::detail {
     steady_ms_while_idle(), which also tells the ticker it is wanted. */
 const std::atomic<std::int64_t>* steady_millisecond_word(const clock& c) noexcept;
 std::int64_t steady_ms_while_idle() noexcept;
+/// steady_clock::now_ns() without the virtual call.
+std::int64_t steady_now_ns() noexcept;
 
 class engine_impl {
  public:
@@ -98,7 +100,7 @@ class engine_impl {
   };
   instant now(bool precise) const noexcept {
     if (precise) {
-      const std::int64_t ns = clock_->now_ns();
+      const std::int64_t ns = ticker_ != nullptr ? steady_now_ns() : clock_->now_ns();
       return {ns / 1'000'000, ns};
     }
     const std::int64_t ms = now_ms();
