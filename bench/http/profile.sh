@@ -12,7 +12,8 @@
 # request (one CPU over the demos' summed requests per second) is that function's time per
 # request. perf uses the software clock event (cpu-clock), which works on VMs without PMU.
 #
-# Environment: BUILD_DIR (build/release; -g is not needed, symbols suffice), SECONDS_PER_RUN (6,
+# Environment: BUILD_DIR (build/release; -g is not needed, symbols suffice), DEMO (a demo binary
+# to profile instead of BUILD_DIR's, which is then not rebuilt), SECONDS_PER_RUN (6,
 # sampled after 3 s of load), TOP (25 rows), SERVER_CPU (the last CPU), CLIENT_CPUS (the others).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -23,10 +24,10 @@ top=${TOP:-25}
 cpus=$(nproc)
 server_cpu=${SERVER_CPU:-$((cpus - 1))}
 client_cpus=${CLIENT_CPUS:-0-$((cpus > 1 ? cpus - 2 : 0))}
-demo="$build/examples/floodgate-demo"
+demo=${DEMO:-$build/examples/floodgate-demo}
 command -v perf >/dev/null || { echo "perf is not installed (apt-get install linux-perf)" >&2; exit 1; }
 command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install wrk)" >&2; exit 1; }
-cmake --build "$build" --target floodgate-demo >/dev/null
+[ -n "${DEMO:-}" ] || cmake --build "$build" --target floodgate-demo >/dev/null
 
 tmp=$(mktemp -d)
 pids=()
