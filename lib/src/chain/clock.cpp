@@ -65,9 +65,12 @@ std::int64_t precise_ns() noexcept {
   });
   // A thread that read the old anchor just after a re-anchor's reference read can be a few
   // nanoseconds ahead of the new anchor (whose rate is slewed): its next reading must not be
-  // behind its last, as CLOCK_MONOTONIC's never is.
+  // behind its last, as CLOCK_MONOTONIC's never is. A larger step back is the one a counter
+  // jump causes (max_drift_ns): holding the clock still until it caught up would freeze it.
   static thread_local std::int64_t last = 0;
-  last = std::max(last, ns);
+  if (ns >= last || last - ns > detail::tick_extrapolator::max_drift_ns) {
+    last = ns;
+  }
   return last;
 }
 #else

@@ -65,10 +65,18 @@ class tick_extrapolator {
       return calibrate(read_reference());
     }
     const std::int64_t elapsed = static_cast<std::int64_t>(ticks - a.ticks);
-    if (elapsed >= a.period_ticks) [[unlikely]] {
+    const std::int64_t ns = a.at(elapsed);
+    if (elapsed >= a.period_ticks || ns < a.ns - max_drift_ns) [[unlikely]] {
+      // Past the anchor's period, or a count far before the anchor (a counter that went back;
+      // a reader that raced a publication is nanoseconds before it): re-anchor (this reader or
+      // another), and answer from the anchor in force after that.
       reanchor(read_reference);
+      anchor b;
+      if (load(b) && b.rate != 0) {
+        return b.at(static_cast<std::int64_t>(ticks - b.ticks));
+      }
     }
-    return a.at(elapsed);
+    return ns;
   }
 
   /// True once reads extrapolate (the first rate is known).

@@ -116,6 +116,19 @@ TEST(TickExtrapolator, ACounterThatJumpsRestartsFromTheReference) {
   EXPECT_NEAR(static_cast<double>(s.read(x)), static_cast<double>(s.ns), 1.0);
 }
 
+TEST(TickExtrapolator, ACounterThatGoesBackRestartsFromTheReference) {
+  // A counter reset under the process (a resume that restarted it): readings far before the
+  // anchor must not extrapolate backwards forever.
+  tick_extrapolator x;
+  sources s;
+  calibrate(x, s);
+  s.advance_ns(50'000'000);
+  s.ticks = 1'000;  // the counter starts over; the reference goes on
+  EXPECT_NEAR(static_cast<double>(s.read(x)), static_cast<double>(s.ns), 1.0);
+  s.advance_ns(1'000'000);
+  EXPECT_NEAR(static_cast<double>(s.read(x)), static_cast<double>(s.ns), 1.0);
+}
+
 TEST(TickExtrapolator, AReadBeforeTheAnchorIsPlacedBeforeIt) {
   // A thread that read the counter, then saw an anchor published after that read.
   tick_extrapolator x;

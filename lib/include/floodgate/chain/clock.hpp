@@ -44,8 +44,9 @@ class clock {
 
     now_ns() is CLOCK_MONOTONIC: on x86-64 with an invariant TSC that the kernel itself uses as
     its clocksource, extrapolated from the TSC (one `rdtsc`, re-anchored on CLOCK_MONOTONIC a few
-    times a second, within a microsecond of it; a thread's readings never decrease), else read
-    through the vDSO. now_ms() is one atomic load of a value a
+    times a second, within a microsecond of it; a thread's readings never decrease, unless the
+    TSC jumps against CLOCK_MONOTONIC by over a millisecond, when they restart from it), else
+    read through the vDSO. now_ms() is one atomic load of a value a
     background ticker refreshes every millisecond: every entry and exit reads it, so it must
     cost nothing next to the counters. Like Sentinel's TimeUtil, the ticker runs only while
     reads are frequent: once a second it checks for at least 800 reads a second, and otherwise
