@@ -29,35 +29,9 @@ command -v perf >/dev/null || { echo "perf is not installed (apt-get install lin
 command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install wrk)" >&2; exit 1; }
 [ -n "${DEMO:-}" ] || cmake --build "$build" --target floodgate-demo >/dev/null
 
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-start_demo() {
-  local name=$1
-  shift
-  taskset -c "$server_cpu" "$demo" --port 0 --admin-port 0 --threads 1 \
-    --rules bench/http/rules.yaml "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
-  pids+=($!)
-  echo $! >"$tmp/$name.pid"
-}
-port_of() {
-  for _ in $(seq 1 500); do
-    if grep -qs '^listening on' "$tmp/$1.out"; then
-      sed -n 's/^listening on http:\/\/[^:]*:\([0-9]*\)$/\1/p' "$tmp/$1.out"
-      return
-    fi
-    sleep 0.01
-  done
-  echo "$1 did not start:" >&2
-  cat "$tmp/$1.err" >&2
-  exit 1
-}
+demo_pin=(taskset -c "$server_cpu")
+# shellcheck source=bench/http/demos.sh
+source bench/http/demos.sh
 
 start_demo guarded
 start_demo bare --no-guard
@@ -71,7 +45,7 @@ for mode in guarded bare; do
 done
 sleep 3
 for mode in guarded bare; do
-  perf record -q -e cpu-clock -F 10000 -p "$(cat "$tmp/$mode.pid")" -o "$tmp/$mode.data" \
+  perf record -q -e cpu-clock -F 10000 -p "${demo_pid[$mode]}" -o "$tmp/$mode.data" \
     -- sleep "$seconds" >/dev/null 2>&1 &
   drivers+=($!)
 done

@@ -58,38 +58,9 @@ fi
 cmake --build "$build" --target floodgate-demo >/dev/null
 demo="$build/examples/floodgate-demo"
 
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-# Starts the demo with the given flags in the background (this shell keeps its pid).
-start_demo() {
-  local name=$1
-  shift
-  "${server_pin[@]}" "$demo" --port 0 --admin-port 0 --threads "$demo_threads" --rules bench/http/rules.yaml "$@" \
-    >"$tmp/$name.out" 2>"$tmp/$name.err" &
-  pids+=($!)
-}
-
-# Prints the port a started demo listens on, once it does.
-port_of() {
-  local name=$1
-  for _ in $(seq 1 500); do
-    if grep -qs '^listening on' "$tmp/$name.out"; then
-      sed -n 's/^listening on http:\/\/[^:]*:\([0-9]*\)$/\1/p' "$tmp/$name.out"
-      return
-    fi
-    sleep 0.01
-  done
-  echo "$name did not start:" >&2
-  cat "$tmp/$name.err" >&2
-  exit 1
-}
+demo_pin=("${server_pin[@]}")
+# shellcheck source=bench/http/demos.sh
+source bench/http/demos.sh
 
 modes=(guarded baseline)
 start_demo guarded

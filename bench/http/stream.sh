@@ -40,37 +40,23 @@ fi
 cmake --build "$build" --target floodgate-demo >/dev/null
 demo="$build/examples/floodgate-demo"
 
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+demo_pin=("${server_pin[@]}")
+# shellcheck source=bench/http/demos.sh
+source bench/http/demos.sh
 
-declare -A port admin pid
+declare -A port admin
 modes=(streamed quiet control)
+for mode in "${modes[@]}"; do start_demo "$mode"; done
 for mode in "${modes[@]}"; do
-  "${server_pin[@]}" "$demo" --port 0 --admin-port 0 --threads 1 --rules bench/http/rules.yaml \
-    >"$tmp/$mode.out" 2>"$tmp/$mode.err" &
-  pid[$mode]=$!
-  pids+=($!)
-done
-for mode in "${modes[@]}"; do
-  for _ in $(seq 1 500); do
-    grep -qs '^admin on' "$tmp/$mode.out" && break
-    sleep 0.01
-  done
-  port[$mode]=$(sed -n 's/^listening on http:\/\/[^:]*:\([0-9]*\)$/\1/p' "$tmp/$mode.out")
-  admin[$mode]=$(sed -n 's/^admin on http:\/\/[^:]*:\([0-9]*\)$/\1/p' "$tmp/$mode.out")
+  admin[$mode]=$(port_of "$mode" admin)  # printed after the listening line
+  port[$mode]=$(port_of "$mode")
 done
 
 drive() {
   "${client_pin[@]}" wrk -t1 -c"$connections" -d"$1" -H 'X-Origin: bench' \
     "http://127.0.0.1:$2/hello" | awk '/Requests\/sec/ { print $2 }'
 }
-rss() { awk '/VmRSS/ { print $2 }' "/proc/${pid[${1:-streamed}]}/status"; }
+rss() { awk '/VmRSS/ { print $2 }' "/proc/${demo_pid[${1:-streamed}]}/status"; }
 
 for mode in "${modes[@]}"; do drive "$warmup" "${port[$mode]}" >/dev/null; done
 echo "rss before subscribers: streamed $(rss) kB, quiet $(rss quiet) kB"

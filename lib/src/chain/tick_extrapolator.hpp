@@ -93,7 +93,7 @@ class tick_extrapolator {
     std::uint64_t ticks = 0;
     std::int64_t ns = 0;
     std::uint64_t rate = 0;         // 0: not calibrated
-    std::int64_t period_ticks = 0;  // ticks of refresh_ns at `rate`
+    std::int64_t period_ticks = 0;  // ticks this anchor serves (refresh_ns; the first, a tenth)
 
     /// Nanoseconds `elapsed` ticks after the anchor (negative for a count read before it).
     std::int64_t at(std::int64_t elapsed) const noexcept {
