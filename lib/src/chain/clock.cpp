@@ -57,11 +57,20 @@ std::int64_t precise_ns() noexcept {
     return monotonic_ns();
   }
   const std::int64_t ns = tsc->now(__rdtsc(), [] {
-    // The tick count at the middle of the reference read.
-    const std::uint64_t before = __rdtsc();
-    const std::int64_t reference = monotonic_ns();
-    const std::uint64_t after = __rdtsc();
-    return detail::tick_extrapolator::sample{before + (after - before) / 2, reference};
+    // The tick count at the middle of the reference read; of four tries, the one the scheduler
+    // interrupted least (a preempted read would pin the reference to the wrong tick).
+    detail::tick_extrapolator::sample best;
+    std::uint64_t narrowest = ~std::uint64_t{0};
+    for (int attempt = 0; attempt < 4; ++attempt) {
+      const std::uint64_t before = __rdtsc();
+      const std::int64_t reference = monotonic_ns();
+      const std::uint64_t after = __rdtsc();
+      if (after - before < narrowest) {
+        narrowest = after - before;
+        best = {before + (after - before) / 2, reference};
+      }
+    }
+    return best;
   });
   // A thread that read the old anchor just after a re-anchor's reference read can be a few
   // nanoseconds ahead of the new anchor (whose rate is slewed): its next reading must not be

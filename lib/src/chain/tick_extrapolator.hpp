@@ -28,7 +28,8 @@ __extension__ typedef __int128 tick_wide;  // products of a tick count and a 32.
     rate is slewed so that it meets the reference one period later. So readings do not step
     back at a re-anchor, and stay within the rate's error over one period of CLOCK_MONOTONIC
     (the reference's jitter over the baseline: microseconds in the first second, less later).
-    Only a counter that jumps against the reference (max_drift_ns) restarts from the reference.
+    A re-anchor that finds the extrapolation more than max_drift_ns off (a counter that jumped,
+    or a rate from a sample the scheduler stretched) calibrates again from the reference.
 
     Readers never wait: the anchor sits in one of two slots under a version counter (a reader
     retries only if a re-anchor published during its read, once a second at most), and one
@@ -72,9 +73,10 @@ class tick_extrapolator {
       // another), and answer from the anchor in force after that.
       reanchor(read_reference);
       anchor b;
-      if (load(b) && b.rate != 0) {
-        return b.at(static_cast<std::int64_t>(ticks - b.ticks));
+      if (!load(b) || b.rate == 0) {
+        return calibrate(read_reference());  // the re-anchor started calibration over
       }
+      return b.at(static_cast<std::int64_t>(ticks - b.ticks));
     }
     return ns;
   }
@@ -190,9 +192,11 @@ class tick_extrapolator {
       const std::int64_t extrapolated = a.at(static_cast<std::int64_t>(now.ticks - a.ticks));
       if (extrapolated - now.ns > max_drift_ns || now.ns - extrapolated > max_drift_ns) {
         // The counter jumped against the reference (a suspend, a migration that moved the
-        // counter): a rate cannot absorb that. Start over from this sample, at the reference.
+        // counter), or the rate was wrong (a calibration sample the scheduler stretched): a
+        // slew cannot absorb that. Calibrate again from this sample; until then, readings are
+        // the reference's.
         first_ = now;
-        publish({now.ticks, now.ns, a.rate, a.period_ticks});
+        publish({now.ticks, now.ns, 0, 0});
       } else if (rate != 0) {
         // Start where the extrapolation is (never behind it), and aim at the reference one
         // period later: the slewed rate absorbs whatever the old one gained or lost.

@@ -8,6 +8,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <thread>
 #include <vector>
@@ -114,6 +115,27 @@ TEST(TickExtrapolator, ACounterThatJumpsRestartsFromTheReference) {
   s.read(x);                            // re-anchors: the jump is far past max_drift_ns
   s.advance_ns(1'000'000);
   EXPECT_NEAR(static_cast<double>(s.read(x)), static_cast<double>(s.ns), 1.0);
+}
+
+TEST(TickExtrapolator, ARateFromAStretchedSampleIsCalibratedAgain) {
+  // The calibration's second reference read ran 2 ms after its tick count (a thread preempted
+  // in between, as under a loaded CI machine): the first rate is 20 % fast. The first re-anchor
+  // finds the extrapolation far off and must calibrate again, not keep that rate.
+  tick_extrapolator x;
+  sources s;
+  s.read(x);
+  s.advance_ns(tick_extrapolator::calibration_ns);
+  x.now(s.ticks, [&] { return sample{s.ticks, s.ns + 2'000'000}; });
+  ASSERT_TRUE(x.calibrated());
+  std::int64_t worst = 0;
+  for (int step = 0; step < 60; ++step) {  // three seconds in 50 ms steps
+    s.advance_ns(50'000'000);
+    const std::int64_t now = s.read(x);
+    if (step >= 20) {
+      worst = std::max(worst, now > s.ns ? now - s.ns : s.ns - now);
+    }
+  }
+  EXPECT_LT(worst, 1'000);
 }
 
 TEST(TickExtrapolator, ACounterThatGoesBackRestartsFromTheReference) {

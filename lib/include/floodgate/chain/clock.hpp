@@ -43,9 +43,10 @@ class clock {
 /** The production clock: CLOCK_MONOTONIC.
 
     now_ns() is CLOCK_MONOTONIC: on x86-64 with an invariant TSC that the kernel itself uses as
-    its clocksource, extrapolated from the TSC (one `rdtsc`, re-anchored on CLOCK_MONOTONIC a few
-    times a second, within a microsecond of it; a thread's readings never decrease, unless the
-    TSC jumps against CLOCK_MONOTONIC by over a millisecond, when they restart from it), else
+    its clocksource, extrapolated from the TSC (one `rdtsc`, re-anchored on CLOCK_MONOTONIC once
+    a second, typically within a microsecond of it; a re-anchor that finds it over a millisecond
+    off, after a TSC jump or a badly timed calibration, calibrates again and reads
+    CLOCK_MONOTONIC meanwhile; a thread's readings never decrease but at such a restart), else
     read through the vDSO. now_ms() is one atomic load of a value a
     background ticker refreshes every millisecond: every entry and exit reads it, so it must
     cost nothing next to the counters. Like Sentinel's TimeUtil, the ticker runs only while
