@@ -51,9 +51,10 @@ class tick_extrapolator {
   static constexpr std::int64_t calibration_ns = 10'000'000;
   /// Reference time an anchor serves before a read re-anchors.
   static constexpr std::int64_t refresh_ns = 1'000'000'000;
-  /** A re-anchor that finds the extrapolation this far from the reference takes the reference
-      as it is (the only step back a reading can take): a rate error of the first calibration
-      (microseconds a second) never comes near it; a suspended or migrated counter does. */
+  /** A re-anchor that finds the extrapolation this far from the reference calibrates again,
+      answering the reference meanwhile (the only step back a reading can take): the error of
+      a sound rate (microseconds a second) never comes near it; a suspended or migrated
+      counter, or a rate from a stretched calibration sample, does. */
   static constexpr std::int64_t max_drift_ns = 1'000'000;
 
   /** Nanoseconds at tick count `ticks` (the caller's counter read, just taken).
