@@ -10,7 +10,6 @@
 #include <x86intrin.h>
 #endif
 
-#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -44,15 +43,12 @@ bool tsc_stands_in() {
   return static_cast<bool>(source >> name) && name == "tsc";
 }
 
-/// The process's extrapolation of CLOCK_MONOTONIC from the TSC; null where it cannot stand in.
-detail::tick_extrapolator* tsc_clock() {
-  static detail::tick_extrapolator instance;
-  static detail::tick_extrapolator* const usable = tsc_stands_in() ? &instance : nullptr;
-  return usable;
-}
+/// The process's extrapolation of CLOCK_MONOTONIC from the TSC.
+detail::tick_extrapolator tsc_extrapolation;
 
 std::int64_t precise_ns() noexcept {
-  static detail::tick_extrapolator* const tsc = tsc_clock();
+  // Null where the TSC cannot stand in; decided once.
+  static detail::tick_extrapolator* const tsc = tsc_stands_in() ? &tsc_extrapolation : nullptr;
   if (tsc == nullptr) {
     return monotonic_ns();
   }
