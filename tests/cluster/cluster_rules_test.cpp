@@ -89,6 +89,65 @@ flow:
   EXPECT_NE(e.find("flow[0].clusterConfig.pool"), std::string::npos) << e;
 }
 
+/// A flow rule as Sentinel 1.8's JSON serialises it, with every ClusterFlowConfig field.
+std::string sentinel_flow_rule(bool cluster_mode, std::string_view window = "") {
+  return std::string(
+             R"({"cluster": {"redis": "redis://h"}, "flow": [{"resource": "a", "count": 5,)") +
+         R"( "limitApp": "default", "grade": 1, "strategy": 0, "controlBehavior": 0,)" +
+         R"( "clusterMode": )" + (cluster_mode ? "true" : "false") +
+         R"(, "clusterConfig": {"flowId": 7, "thresholdType": 1, "fallbackToLocalWhenFail": true,)" +
+         R"( "strategy": 0, "resourceTimeout": 2000, "resourceTimeoutStrategy": 0,)" +
+         R"( "acquireRefuseStrategy": 0, "clientOfflineTime": 2000, "prefetchCntRatio": 0.0,)" +
+         std::string(window.empty() ? R"( "sampleCount": 10, "windowIntervalMs": 1000)" : window) +
+         "}}]}";
+}
+
+TEST(ClusterRules, SentinelsWholeClusterFlowConfigPastesUnchanged) {
+  for (const bool cluster_mode : {false, true}) {
+    const auto r = parse_rules(sentinel_flow_rule(cluster_mode), "r.json");
+    ASSERT_TRUE(r.ok()) << r.error_text();
+    const flow_rule& f = r.rules->flow.at(0);
+    EXPECT_EQ(f.cluster_mode, cluster_mode);
+    if (cluster_mode) {
+      EXPECT_EQ(f.cluster_config.threshold_type, cluster_threshold_type::global);
+    }
+  }
+}
+
+TEST(ClusterRules, AClusterRuleCountedInAnotherWindowThanRedisKeepsIsAnError) {
+  const std::string other = R"( "sampleCount": 2, "windowIntervalMs": 500)";
+  const std::string e = errors_of(sentinel_flow_rule(true, other));
+  EXPECT_NE(e.find("flow[0].clusterConfig.sampleCount: must be 10: a clusterMode rule is counted "
+                   "on Redis in ten 100 ms buckets"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("flow[0].clusterConfig.windowIntervalMs: must be 1000"), std::string::npos) << e;
+  // Without clusterMode the clusterConfig is ignored: any valid window loads.
+  EXPECT_TRUE(parse_rules(sentinel_flow_rule(false, other), "r.json").ok());
+}
+
+TEST(ClusterRules, SentinelsTokenServerKeysAreCheckedForRange) {
+  const std::string e = errors_of(R"(cluster: {redis: "redis://h"}
+flow:
+  - resource: a
+    count: 1
+    clusterMode: true
+    clusterConfig: {strategy: 1, resourceTimeout: -1, resourceTimeoutStrategy: 2,
+                    acquireRefuseStrategy: 3, clientOfflineTime: -5, prefetchCntRatio: 2,
+                    sampleCount: 0, windowIntervalMs: fast}
+)");
+  for (const char* message :
+       {"flow[0].clusterConfig.strategy: must be 0 (normal",
+        "clusterConfig.resourceTimeout: must be >= 0",
+        "clusterConfig.resourceTimeoutStrategy: must be 0 (ignore) or 1",
+        "clusterConfig.acquireRefuseStrategy: must be 0, 1 or 2",
+        "clusterConfig.clientOfflineTime: must be >= 0",
+        "clusterConfig.prefetchCntRatio: must be between 0 and 1",
+        "clusterConfig.sampleCount: must be > 0", "clusterConfig.windowIntervalMs: must be"}) {
+    EXPECT_NE(e.find(message), std::string::npos) << message << "\n" << e;
+  }
+}
+
 TEST(ClusterRules, TlsUrlsAreRefusedWithTheReason) {
   EXPECT_NE(errors_of("cluster: {redis: [\"redis://a\", \"rediss://b\"]}\n")
                 .find("cluster.redis[1]: rediss:// (TLS) is not supported"),

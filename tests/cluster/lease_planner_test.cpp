@@ -5,6 +5,11 @@
 namespace floodgate::cluster::detail {
 namespace {
 
+// The rule file accepts Sentinel's clusterConfig window keys only for the window Redis keeps
+// (config/cluster_section.cpp restates this shape): the two must change together.
+static_assert(lease_planner::buckets == 10 &&
+              lease_planner::buckets * lease_planner::bucket_ms == 1000);
+
 lease_reply granted(std::int64_t n, std::int64_t bucket, std::int64_t left_ms,
                     std::int64_t retry_ms = 0) {
   return {n, bucket, left_ms, retry_ms};
@@ -37,7 +42,7 @@ TEST(LeasePlanner, HoldsOnWhileTheLeaseLastsAndHandsBackWhatExpiredUnspent) {
   p.on_reply(lease, *ask, granted(5, 10, 60), 1000);
   ASSERT_TRUE(lease.try_take(2, 1001));
   EXPECT_FALSE(p.plan(lease, 1030, 100));  // 3 left and valid: nothing to ask
-  ask = p.plan(lease, 1058, 100);           // expired at 1058
+  ask = p.plan(lease, 1058, 100);          // expired at 1058
   ASSERT_TRUE(ask);
   EXPECT_EQ(ask->returned, 3u);
   EXPECT_EQ(ask->returned_bucket, 10);

@@ -47,7 +47,10 @@ struct parse_result {
     Sentinel's numeric codes. A null value (`key:`, `~`, JSON `null`) means "not given". To let
     Sentinel's rule JSON paste unchanged, its extra keys are accepted in their harmless form and
     ignored: `id`, `regex: false`, `clusterMode: false` (paramFlow), `clusterConfig` with
-    `clusterMode: false`, `clusterConfig.flowId`, `limitApp: default` where Sentinel ignores it
+    `clusterMode: false`, the token-server keys of Sentinel's `ClusterFlowConfig` (`flowId`,
+    `strategy: 0`, `resourceTimeout`, `resourceTimeoutStrategy`, `acquireRefuseStrategy`,
+    `clientOfflineTime`, `prefetchCntRatio`; with `clusterMode: true`, `sampleCount: 10` and
+    `windowIntervalMs: 1000`, the window kept on Redis), `limitApp: default` where Sentinel ignores it
     (degrade, system, paramFlow), `paramFlowItemList` with `{object, count, classType}` as a
     spelling of `items`. `regex: true` and paramFlow `clusterMode: true` are errors.
 
