@@ -1,6 +1,6 @@
-#include "metric_names.hpp"
 #include <floodgate/beast/metrics_collector.hpp>
 #include <floodgate/config/rule_file_watcher.hpp>
+#include "metric_names.hpp"
 
 #include "node/node_registry.hpp"
 
@@ -97,6 +97,7 @@ void metrics_collector::collect_resources(std::vector<MetricFamily>& out) const 
 
   auto requests = family(metrics::requests_total, MetricType::Counter);
   auto blocked = family(metrics::blocked_requests_total, MetricType::Counter);
+  auto dry_run = family(metrics::dry_run_blocks_total, MetricType::Counter);
   auto completed = family(metrics::completed_requests_total, MetricType::Counter);
   auto duration = family(metrics::request_duration_seconds, MetricType::Histogram);
   auto inflight = family(metrics::inflight_requests, MetricType::Gauge);
@@ -138,6 +139,11 @@ void metrics_collector::collect_resources(std::vector<MetricFamily>& out) const 
           counter({label(metrics::label_resource, name), label(metrics::label_reason, "custom")},
                   as_double(custom)));
     }
+    // Only resources whose dryRun rules would have blocked something have a series.
+    if (const auto would_block = load(t.dry_run_blocks)) {
+      dry_run.metric.push_back(
+          counter({label(metrics::label_resource, name)}, as_double(would_block)));
+    }
     requests.metric.push_back(
         counter({label(metrics::label_resource, name), label(metrics::label_result, "passed")},
                 as_double(load(t.passed))));
@@ -170,6 +176,7 @@ void metrics_collector::collect_resources(std::vector<MetricFamily>& out) const 
   }
   out.push_back(std::move(requests));
   out.push_back(std::move(blocked));
+  out.push_back(std::move(dry_run));
   out.push_back(std::move(completed));
   out.push_back(std::move(duration));
   out.push_back(std::move(inflight));

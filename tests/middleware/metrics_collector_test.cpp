@@ -1,10 +1,10 @@
 // The Prometheus collector in process: names, types, labels and exact values (SPEC §6).
-#include "metric_names.hpp"
 #include <floodgate/beast/metrics_collector.hpp>
 #include <floodgate/beast/metrics_handler.hpp>
-#include <floodgate/config/rule_file_watcher.hpp>
 #include <floodgate/chain/clock.hpp>
+#include <floodgate/config/rule_file_watcher.hpp>
 #include <floodgate/system/manual_system_status.hpp>
+#include "metric_names.hpp"
 
 #include "support/demo_process.hpp"
 #include "support/metrics_text.hpp"
@@ -89,13 +89,13 @@ TEST_F(MetricsCollectorTest, ExportsEveryMetricWithItsType) {
 TEST_F(MetricsCollectorTest, EveryFamilyIsListedBeforeAnyEntryAndWithoutAWatcher) {
   const std::string text = scrape();
   for (const metrics::metric_info& m :
-       {metrics::requests_total, metrics::blocked_requests_total, metrics::completed_requests_total,
-        metrics::request_duration_seconds, metrics::inflight_requests,
-        metrics::circuit_breaker_state, metrics::circuit_breaker_transitions_total,
-        metrics::adaptive_drop_ratio, metrics::rules, metrics::rules_reloads_total,
-        metrics::rules_last_reload_successful, metrics::resources, metrics::resource_overflow_total,
-        metrics::origin_overflow_total, metrics::system_cpu_usage_ratio, metrics::system_load1,
-        metrics::build_info}) {
+       {metrics::requests_total, metrics::blocked_requests_total, metrics::dry_run_blocks_total,
+        metrics::completed_requests_total, metrics::request_duration_seconds,
+        metrics::inflight_requests, metrics::circuit_breaker_state,
+        metrics::circuit_breaker_transitions_total, metrics::adaptive_drop_ratio, metrics::rules,
+        metrics::rules_reloads_total, metrics::rules_last_reload_successful, metrics::resources,
+        metrics::resource_overflow_total, metrics::origin_overflow_total,
+        metrics::system_cpu_usage_ratio, metrics::system_load1, metrics::build_info}) {
     EXPECT_NE(test::metric_type(text, m.name), "") << m.name;
   }
   EXPECT_EQ(sample(text, "floodgate_rules_last_reload_successful"), std::nullopt)
@@ -124,6 +124,26 @@ TEST_F(MetricsCollectorTest, CountersEqualTheEntries) {
   EXPECT_EQ(sample(text, "floodgate_inflight_requests", {{"resource", "GET:/hello"}}), 0.0);
   EXPECT_EQ(sample(text, "floodgate_rules", {{"type", "flow"}}), 1.0);
   EXPECT_EQ(sample(text, "floodgate_rules", {{"type", "param_flow"}}), 0.0);
+}
+
+TEST_F(MetricsCollectorTest, DryRunRulesWouldBeBlocksAreCountedAndTheRequestsPass) {
+  load({.flow = {{.resource = "GET:/hello", .count = 2, .dry_run = true},
+                 {.resource = "GET:/hello", .count = 3, .dry_run = true}}});
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(request("GET:/hello"));
+  request("GET:/other");
+  const std::string text = scrape();
+  EXPECT_EQ(test::metric_type(text, "floodgate_dry_run_blocks_total"), "counter");
+  // The count-2 rule would have blocked three of the five, the count-3 rule two.
+  EXPECT_EQ(sample(text, "floodgate_dry_run_blocks_total", {{"resource", "GET:/hello"}}), 5.0);
+  EXPECT_EQ(sample(text, "floodgate_dry_run_blocks_total", {{"resource", "GET:/other"}}),
+            std::nullopt)
+      << "a resource nothing would have blocked has no series";
+  EXPECT_EQ(
+      sample(text, "floodgate_requests_total", {{"resource", "GET:/hello"}, {"result", "passed"}}),
+      5.0);
+  EXPECT_EQ(
+      sample(text, "floodgate_requests_total", {{"resource", "GET:/hello"}, {"result", "blocked"}}),
+      0.0);
 }
 
 TEST_F(MetricsCollectorTest, InflightGaugeCountsOpenEntries) {
@@ -195,10 +215,10 @@ TEST_F(MetricsCollectorTest, AnAdaptiveBreakerExportsItsDropRatioAndNoStateSerie
   for (int i = 0; i < 10; ++i) request("GET:/a", 0, i < 6);  // 10 requests, 4 accepts
   const std::string text = scrape();
   EXPECT_EQ(test::metric_type(text, metrics::adaptive_drop_ratio.name), "gauge");
-  EXPECT_DOUBLE_EQ(sample(text, "floodgate_adaptive_drop_ratio",
-                          {{"resource", "GET:/a"}, {"rule", "a-sre"}})
-                       .value_or(-1),
-                   (10 - 1.5 * 4) / 11);
+  EXPECT_DOUBLE_EQ(
+      sample(text, "floodgate_adaptive_drop_ratio", {{"resource", "GET:/a"}, {"rule", "a-sre"}})
+          .value_or(-1),
+      (10 - 1.5 * 4) / 11);
   // The binary breaker's series are as before; the adaptive one has none.
   EXPECT_EQ(sample(text, "floodgate_circuit_breaker_state",
                    {{"resource", "GET:/a"}, {"rule", "degrade[0]"}, {"state", "closed"}}),
