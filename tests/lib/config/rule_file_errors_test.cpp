@@ -238,6 +238,19 @@ const bad_input bad_inputs[] = {
     {"HotKeysUnknownSource", "hotKeys:\n  - {resource: a, threshold: 1, param: {from: cookie, name: id}}\n", 2, 47, "hotKeys[0].param.from", "unknown value \"cookie\"; expected header | query"},
     {"HotKeysUnknownKey", "hotKeys:\n  - {resource: a, threshold: 1, paramIdx: 0, count: 5}\n", 2, 46, "hotKeys[0].count", "unknown key \"count\""},
     {"HotKeysSectionIsNotAList", "hotKeys: {resource: a}\n", 1, 10, "hotKeys", "must be a list of rules"},
+    // Names: two rules of one resource must not share a label in metrics and the admin API.
+    {"DegradeNamesOfOneResourceCollide",
+     "degrade:\n  - {name: dup, resource: a, count: 1, timeWindow: 1}\n  - {name: dup, resource: a, count: 2, timeWindow: 1}\n",
+     3, 12, "degrade[1].name", "\"dup\" already labels degrade[0] of resource \"a\" in metrics and the admin API"},
+    {"DegradeNameSpellsAnotherRulesPlace",
+     "degrade:\n  - {name: \"degrade[1]\", resource: a, count: 1, timeWindow: 1}\n  - {resource: a, count: 2, timeWindow: 1}\n",
+     2, 12, "degrade[0].name", "\"degrade[1]\" already labels degrade[1] of resource \"a\""},
+    {"FlowNamesOfOneResourceCollide",
+     "flow:\n  - {name: n, resource: a, count: 1}\n  - {name: n, resource: a, count: 2}\n", 3, 12,
+     "flow[1].name", "\"n\" already labels flow[0]"},
+    {"HotKeysNamesOfOneResourceCollide",
+     "hotKeys:\n  - {name: n, resource: a, paramIdx: 0, threshold: 1}\n  - {name: n, resource: a, paramIdx: 1, threshold: 1}\n",
+     3, 12, "hotKeys[1].name", "\"n\" already labels hotKeys[0]"},
 };
 
 class RuleFileRejects : public ::testing::TestWithParam<bad_input> {};
@@ -291,6 +304,16 @@ TEST_P(RuleFileRejects, ReportsTheLocationAndKeepsTheRulesInForce) {
 
 INSTANTIATE_TEST_SUITE_P(EveryKindOfError, RuleFileRejects, ::testing::ValuesIn(bad_inputs),
                          [](const auto& param_info) { return std::string(param_info.param.name); });
+
+TEST(RuleFileRejects, OneNameOnRulesOfDifferentResourcesOrSectionsIsNoCollision) {
+  const parse_result r = parse_rules(R"(flow: [{name: n, resource: a, count: 1}]
+degrade:
+  - {name: n, resource: a, count: 1, timeWindow: 1}
+  - {name: n, resource: b, count: 1, timeWindow: 1}
+)",
+                                     "r.yaml");
+  EXPECT_TRUE(r.ok()) << r.error_text();
+}
 
 TEST(RuleFileRejects, AFileLargerThanTheCapAsTextToo) {
   const parse_result r = parse_rules(std::string(max_rule_file_bytes + 1, ' '), "big.yaml");
