@@ -148,9 +148,20 @@ flow:
   }
 }
 
-TEST(ClusterRules, TlsUrlsAreRefusedWithTheReason) {
-  EXPECT_NE(errors_of("cluster: {redis: [\"redis://a\", \"rediss://b\"]}\n")
-                .find("cluster.redis[1]: rediss:// (TLS) is not supported"),
+TEST(ClusterRules, RedissUrlsAreTls) {
+  std::string why;
+  const auto e = parse_redis_url("rediss://:pw@cache.internal:6380/1", why);
+  ASSERT_TRUE(e) << why;
+  EXPECT_TRUE(e->tls);
+  EXPECT_EQ(e->host, "cache.internal");
+  EXPECT_EQ(e->port, 6380);
+  EXPECT_EQ(e->password, "pw");
+  EXPECT_EQ(e->db, 1);
+  EXPECT_FALSE(parse_redis_url("redis://cache.internal", why)->tls);
+  EXPECT_TRUE(parse_rules("cluster: {redis: [\"redis://a\", \"rediss://b\"]}\n", "r.yaml").ok());
+  EXPECT_NE(errors_of("cluster: {redis: \"redis+tls://b\"}\n")
+                .find("cluster.redis: must be a redis://[[user]:password@]host[:port][/db] (or "
+                      "rediss://) URL"),
             std::string::npos);
 }
 

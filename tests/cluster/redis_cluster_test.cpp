@@ -281,6 +281,65 @@ TEST(RedisCluster, AWrongPasswordIsReportedAndFallsBack) {
   EXPECT_TRUE(eventually([&] { return inst.mode_is(cluster_mode::global); }, 3s));
 }
 
+/// Makes OpenSSL's default trust store one certificate file (SSL_CERT_FILE) while it lives. Set
+/// before any adapter thread starts and cleared after they stop: the environment is not
+/// thread-safe.
+struct trusted_certificate {
+  explicit trusted_certificate(const std::string& file) {
+    ::setenv("SSL_CERT_FILE", file.c_str(), 1);
+  }
+  ~trusted_certificate() { ::unsetenv("SSL_CERT_FILE"); }
+  trusted_certificate(const trusted_certificate&) = delete;
+  trusted_certificate& operator=(const trusted_certificate&) = delete;
+};
+
+TEST(RedisCluster, ARedissUrlLeasesOverTlsWithAuthAndKeepsTheGlobalCount) {
+  START_REDIS_OR_SKIP(redis, {.password = "secret", .tls = true});
+  const trusted_certificate trust(redis->certificate_file());
+  const std::string url =
+      "rediss://:secret@127.0.0.1:" + std::to_string(redis->tls_port()) + "/3";  // AUTH, SELECT
+  const auto passes = flood_three(global_rule(url, 100), 4);
+  ASSERT_GE(passes.last() - passes.first() + 1, 3);
+  EXPECT_EQ(passes.long_entries, 0);
+  EXPECT_TRUE(passes.consistent(100, 95, 1)) << passes.text();
+}
+
+TEST(RedisCluster, ARedissServerWhoseCertificateIsNotTrustedIsAnErrorAndFallsBack) {
+  START_REDIS_OR_SKIP(redis, {.tls = true});
+  // The system's trust store does not know the test's self-signed certificate.
+  instance inst(global_rule(redis->tls_url(), 10), "solo");
+  ASSERT_TRUE(eventually([&] { return inst.mode_is(cluster_mode::fallback_local); }, 3s));
+  EXPECT_NE(inst.adapter->status().last_error.find("certificate verify failed"),
+            std::string::npos)
+      << inst.adapter->status().last_error;
+}
+
+TEST(RedisCluster, ARedissCertificateForAnotherNameIsAnError) {
+  START_REDIS_OR_SKIP(redis, {.tls = true});
+  const trusted_certificate trust(redis->certificate_file());
+  // Trusted, but issued for IP 127.0.0.1 only, not for the name localhost.
+  instance inst(global_rule("rediss://localhost:" + std::to_string(redis->tls_port()), 10), "solo");
+  ASSERT_TRUE(eventually([&] { return inst.mode_is(cluster_mode::fallback_local); }, 3s));
+  EXPECT_NE(inst.adapter->status().last_error.find("certificate verify failed"),
+            std::string::npos)
+      << inst.adapter->status().last_error;
+}
+
+TEST(RedisCluster, AStalledRedissServerIsATimeoutAndGlobalAgainWhenItAnswers) {
+  START_REDIS_OR_SKIP(redis, {.tls = true});
+  const trusted_certificate trust(redis->certificate_file());
+  instance inst(global_rule(redis->tls_url(), 100, {.fallback_count = 5}), "solo");
+  ASSERT_TRUE(eventually([&] { return inst.adapter->status().state == "connected"; }));
+  redis->pause();
+  inst.flood(100);
+  EXPECT_TRUE(eventually([&] { return inst.mode_is(cluster_mode::fallback_local); }, 2s));
+  EXPECT_GT(inst.adapter->status().lease_requests[static_cast<std::size_t>(lease_result::timeout)],
+            0u)
+      << "a TLS read that outlives timeoutMs is a timeout, not a broken connection";
+  redis->resume();
+  EXPECT_TRUE(eventually([&] { return inst.mode_is(cluster_mode::global); }, 3s));
+}
+
 TEST(RedisCluster, AServerThatIsNotRedisIsAnError) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};

@@ -1,5 +1,7 @@
 #include "cluster/redis_connection.hpp"
 
+#include "cluster/tls_channel.hpp"
+
 #include <hiredis/hiredis.h>
 
 #include <cerrno>
@@ -40,31 +42,44 @@ redis_value convert(const redisReply& r) {
 redis_connection::redis_connection() noexcept = default;
 redis_connection::~redis_connection() { close(); }
 
+bool redis_connection::connected() const noexcept {
+  return context_ != nullptr || (tls_ && tls_->is_open());
+}
+
 void redis_connection::close() noexcept {
   if (context_ != nullptr) {
     redisFree(context_);
     context_ = nullptr;
   }
+  tls_.reset();
 }
 
 std::string redis_connection::connect(const redis_endpoint& endpoint,
                                       std::chrono::milliseconds timeout) {
   close();
-  redisContext* c = redisConnectWithTimeout(endpoint.host.c_str(), endpoint.port,
-                                            to_timeval(timeout));
-  if (c == nullptr) {
-    return "cannot allocate a Redis context";
+  if (endpoint.tls) {
+    tls_ = std::make_unique<tls_channel>();
+    if (std::string why = tls_->open(endpoint.host, endpoint.port, timeout); !why.empty()) {
+      tls_.reset();
+      return why;
+    }
+  } else {
+    redisContext* c =
+        redisConnectWithTimeout(endpoint.host.c_str(), endpoint.port, to_timeval(timeout));
+    if (c == nullptr) {
+      return "cannot allocate a Redis context";
+    }
+    if (c->err != 0) {
+      std::string why = c->errstr;
+      redisFree(c);
+      return "connect to " + endpoint.host + ":" + std::to_string(endpoint.port) + ": " + why;
+    }
+    if (redisSetTimeout(c, to_timeval(timeout)) != REDIS_OK) {
+      redisFree(c);
+      return "cannot set the socket timeout";
+    }
+    context_ = c;
   }
-  if (c->err != 0) {
-    std::string why = c->errstr;
-    redisFree(c);
-    return "connect to " + endpoint.host + ":" + std::to_string(endpoint.port) + ": " + why;
-  }
-  if (redisSetTimeout(c, to_timeval(timeout)) != REDIS_OK) {
-    redisFree(c);
-    return "cannot set the socket timeout";
-  }
-  context_ = c;
   auto step = [&](const std::vector<std::string_view>& args) -> std::string {
     const redis_result r = command(args);
     return r.ok() ? std::string() : std::string(args[0]) + ": " + r.error;
@@ -90,6 +105,7 @@ std::string redis_connection::connect(const redis_endpoint& endpoint,
 }
 
 redis_result redis_connection::command(const std::vector<std::string_view>& args) {
+  if (tls_) return tls_command(args);
   redis_result out;
   if (context_ == nullptr) {
     out.error = "not connected";
@@ -104,7 +120,8 @@ redis_result redis_connection::command(const std::vector<std::string_view>& args
     argv.push_back(a.data());
     lengths.push_back(a.size());
   }
-  void* raw = redisCommandArgv(context_, static_cast<int>(args.size()), argv.data(), lengths.data());
+  void* raw =
+      redisCommandArgv(context_, static_cast<int>(args.size()), argv.data(), lengths.data());
   if (raw == nullptr) {
     out.io = true;
     out.timeout = context_->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK);
@@ -120,6 +137,41 @@ redis_result redis_connection::command(const std::vector<std::string_view>& args
     out.value = convert(*reply);
   }
   freeReplyObject(reply);
+  return out;
+}
+
+redis_result redis_connection::tls_command(const std::vector<std::string_view>& args) {
+  redis_result out;
+  std::vector<const char*> argv;
+  std::vector<std::size_t> lengths;
+  argv.reserve(args.size());
+  lengths.reserve(args.size());
+  for (std::string_view a : args) {
+    argv.push_back(a.data());
+    lengths.push_back(a.size());
+  }
+  char* encoded = nullptr;
+  const int length =
+      redisFormatCommandArgv(&encoded, static_cast<int>(args.size()), argv.data(), lengths.data());
+  if (length < 0 || encoded == nullptr) {
+    out.error = "cannot encode the command";
+    return out;
+  }
+  tls_channel::reply r = tls_->round_trip(encoded, static_cast<std::size_t>(length));
+  redisFreeCommand(encoded);
+  if (r.value == nullptr) {
+    out.io = true;
+    out.timeout = r.timeout;
+    out.error = std::move(r.error);
+    close();
+    return out;
+  }
+  if (r.value->type == REDIS_REPLY_ERROR) {
+    out.error.assign(r.value->str, r.value->len);
+  } else {
+    out.value = convert(*r.value);
+  }
+  freeReplyObject(r.value);
   return out;
 }
 

@@ -15,6 +15,8 @@ struct redisContext;
 
 namespace floodgate::cluster::detail {
 
+class tls_channel;
+
 /// A reply: an integer, a string (bulk or status), an array of replies, or nil.
 struct redis_value {
   std::variant<std::monostate, std::int64_t, std::string, std::vector<redis_value>> v;
@@ -36,8 +38,9 @@ struct redis_result {
   bool ok() const noexcept { return error.empty(); }
 };
 
-/** A hiredis synchronous context with connect and command timeouts. Parsing is hiredis's (no
-    hand-written RESP). Not thread-safe: one owner thread. */
+/** A hiredis synchronous context with connect and command timeouts, or for a `rediss://`
+    endpoint a TLS channel (tls_channel.hpp) that hiredis encodes and parses for. Parsing is
+    hiredis's either way (no hand-written RESP). Not thread-safe: one owner thread. */
 class redis_connection {
  public:
   redis_connection() noexcept;
@@ -48,14 +51,17 @@ class redis_connection {
   /** Connects to `endpoint`, authenticates and selects its database, each step bounded by
       `timeout`. Returns an empty string on success, else what went wrong. */
   std::string connect(const redis_endpoint& endpoint, std::chrono::milliseconds timeout);
-  bool connected() const noexcept { return context_ != nullptr; }
+  bool connected() const noexcept;
   void close() noexcept;
 
   /// Sends one command and waits (at most the timeout) for its reply.
   redis_result command(const std::vector<std::string_view>& args);
 
  private:
+  redis_result tls_command(const std::vector<std::string_view>& args);
+
   redisContext* context_ = nullptr;
+  std::unique_ptr<tls_channel> tls_;  ///< set while a rediss:// endpoint is connected
 };
 
 }  // namespace floodgate::cluster::detail

@@ -8,6 +8,7 @@ namespace floodgate {
 namespace {
 
 constexpr std::string_view scheme = "redis://";
+constexpr std::string_view tls_scheme = "rediss://";
 
 template <class T>
 bool parse_number(std::string_view text, T& out) {
@@ -18,16 +19,17 @@ bool parse_number(std::string_view text, T& out) {
 }  // namespace
 
 std::optional<redis_endpoint> parse_redis_url(std::string_view url, std::string& error) {
-  if (url.starts_with("rediss://")) {
-    error = "rediss:// (TLS) is not supported: hiredis 0.14 has no TLS";
-    return std::nullopt;
-  }
-  if (!url.starts_with(scheme)) {
-    error = "must be a redis://[[user]:password@]host[:port][/db] URL";
-    return std::nullopt;
-  }
-  std::string_view rest = url.substr(scheme.size());
   redis_endpoint e;
+  std::string_view rest;
+  if (url.starts_with(scheme)) {
+    rest = url.substr(scheme.size());
+  } else if (url.starts_with(tls_scheme)) {
+    rest = url.substr(tls_scheme.size());
+    e.tls = true;
+  } else {
+    error = "must be a redis://[[user]:password@]host[:port][/db] (or rediss://) URL";
+    return std::nullopt;
+  }
   if (const auto at = rest.rfind('@'); at != std::string_view::npos) {
     const std::string_view auth = rest.substr(0, at);
     rest = rest.substr(at + 1);

@@ -117,14 +117,26 @@ std::uint16_t free_port() { return bind_loopback(0); }
 std::unique_ptr<redis_server> redis_server::start(const options& o, std::string& why) {
   std::unique_ptr<redis_server> s(new redis_server());
   s->options_ = o;
-  std::string pattern = (std::filesystem::temp_directory_path() / "floodgate-redis-XXXXXX").string();
+  std::string pattern =
+      (std::filesystem::temp_directory_path() / "floodgate-redis-XXXXXX").string();
   if (::mkdtemp(pattern.data()) == nullptr) {
     why = "cannot make a temporary directory";
     return nullptr;
   }
   s->dir_ = pattern;
+  if (o.tls) {
+    const std::string make_certificate =
+        "cd '" + s->dir_.string() +
+        "' && openssl req -x509 -newkey rsa:2048 -nodes -keyout key.pem -out cert.pem -days 1"
+        " -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1";
+    if (std::system(make_certificate.c_str()) != 0) {
+      why = "openssl could not make a test certificate (scripts/setup-deps installs openssl)";
+      return nullptr;
+    }
+  }
   for (int attempt = 0; attempt < 3; ++attempt) {
     s->port_ = o.cluster_enabled ? free_cluster_port() : free_port();
+    if (o.tls) s->tls_port_ = free_port();
     if (s->launch(why)) return s;
   }
   return nullptr;
@@ -134,12 +146,34 @@ bool redis_server::launch(std::string& why) {
   const std::string port = std::to_string(port_);
   const std::string dir = dir_.string();
   const std::string log = (dir_ / "redis.log").string();
-  std::vector<std::string> args = {"redis-server", "--port", port, "--bind", "127.0.0.1",
-                                   "--dir", dir, "--save", "", "--appendonly", "no",
-                                   "--logfile", log, "--enable-debug-command", "local"};
+  std::vector<std::string> args = {"redis-server",
+                                   "--port",
+                                   port,
+                                   "--bind",
+                                   "127.0.0.1",
+                                   "--dir",
+                                   dir,
+                                   "--save",
+                                   "",
+                                   "--appendonly",
+                                   "no",
+                                   "--logfile",
+                                   log,
+                                   "--enable-debug-command",
+                                   "local"};
   if (!options_.password.empty()) {
     args.push_back("--requirepass");
     args.push_back(options_.password);
+  }
+  if (options_.tls) {
+    const std::string cert = certificate_file();
+    const std::string key = (dir_ / "key.pem").string();
+    for (const std::string& a :
+         {std::string("--tls-port"), std::to_string(tls_port_), std::string("--tls-cert-file"),
+          cert, std::string("--tls-key-file"), key, std::string("--tls-ca-cert-file"), cert,
+          std::string("--tls-auth-clients"), std::string("no")}) {
+      args.push_back(a);
+    }
   }
   if (options_.cluster_enabled) {
     for (const char* a : {"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
@@ -184,6 +218,9 @@ redis_server::~redis_server() {
 }
 
 std::string redis_server::url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
+std::string redis_server::tls_url() const {
+  return "rediss://127.0.0.1:" + std::to_string(tls_port_);
+}
 
 void redis_server::kill() {
   if (pid_ <= 0) return;

@@ -16,8 +16,11 @@ namespace floodgate::cluster::testing {
 class redis_server {
  public:
   struct options {
-    std::string password;  ///< requirepass, when not empty
+    std::string password;          ///< requirepass, when not empty
     bool cluster_enabled = false;  ///< a node for a Redis Cluster (see start_cluster)
+    /// Also serve TLS on tls_port(), with a self-signed certificate for IP 127.0.0.1 made by the
+    /// openssl tool (certificate_file()); clients need no certificate of their own.
+    bool tls = false;
   };
 
   static std::unique_ptr<redis_server> start(const options& o, std::string& why);
@@ -28,6 +31,11 @@ class redis_server {
   std::uint16_t port() const noexcept { return port_; }
   /// `redis://127.0.0.1:PORT`.
   std::string url() const;
+  /// With options::tls: the TLS port, `rediss://127.0.0.1:TLS_PORT`, and the certificate (PEM)
+  /// a client must trust.
+  std::uint16_t tls_port() const noexcept { return tls_port_; }
+  std::string tls_url() const;
+  std::string certificate_file() const { return (dir_ / "cert.pem").string(); }
 
   /// SIGKILL and reap.
   void kill();
@@ -47,6 +55,7 @@ class redis_server {
   options options_;
   std::filesystem::path dir_;
   std::uint16_t port_ = 0;
+  std::uint16_t tls_port_ = 0;
   pid_t pid_ = -1;
 };
 

@@ -14,8 +14,9 @@ namespace floodgate {
 /** Shared state for clusterMode flow rules (SPEC §10). Plain value: a reload that changes it makes
     the Redis adapter reconnect; rules that did not change keep their local state. */
 struct cluster_config {
-  /// `redis://[[user]:password@]host[:port][/db]` URLs. Empty: the adapter's default endpoint
-  /// (the demo's `--redis`). Several URLs are seed nodes of one deployment, tried in turn.
+  /// `redis://[[user]:password@]host[:port][/db]` (or `rediss://` for TLS) URLs. Empty: the
+  /// adapter's default endpoint (the demo's `--redis`). Several URLs are seed nodes of one
+  /// deployment, tried in turn.
   std::vector<std::string> redis;
   std::string name_space = "floodgate";  ///< `namespace`: key prefix, so services never collide
   std::int32_t timeout_ms = 20;          ///< a lease request slower than this is a failure
@@ -30,12 +31,13 @@ struct redis_endpoint {
   std::string user;      ///< Redis 6 ACL user; empty with a password means `AUTH password`
   std::string password;  ///< empty: no AUTH
   std::int32_t db = 0;
+  bool tls = false;  ///< `rediss://`: TLS, the server's certificate verified (tls_channel)
 
   friend bool operator==(const redis_endpoint&, const redis_endpoint&) = default;
 };
 
-/** Parses `redis://[[user]:password@]host[:port][/db]`. `rediss://` (TLS) is refused: Debian 12's
-    hiredis 0.14 has no TLS. On failure returns nothing and sets `error`. */
+/** Parses `redis://[[user]:password@]host[:port][/db]`, or `rediss://...` for TLS. On failure
+    returns nothing and sets `error`. */
 std::optional<redis_endpoint> parse_redis_url(std::string_view url, std::string& error);
 
 /// Checks `config`, appending problems with paths under `cluster`.

@@ -1,0 +1,57 @@
+// A blocking TLS connection to a Redis server (rediss://): OpenSSL carries the bytes, hiredis
+// encodes the commands and parses the replies.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+struct ssl_st;
+struct ssl_ctx_st;
+struct redisReader;
+struct redisReply;
+
+namespace floodgate::cluster::detail {
+
+/** What hiredis 0.14 (Debian 12) cannot do itself: TLS. The socket is connected and the handshake
+    made here; a command is hiredis's RESP encoding written through the TLS session, and its reply
+    is fed to a hiredis reader, so no RESP is parsed by hand.
+
+    The server's certificate is verified against OpenSSL's default trust store (the system's;
+    the environment variables SSL_CERT_FILE and SSL_CERT_DIR name others, such as a private CA),
+    and its DNS name or IP address against the host of the URL. No client certificate is sent.
+
+    Not thread-safe: one owner thread (the adapter's). */
+class tls_channel {
+ public:
+  tls_channel() noexcept = default;
+  ~tls_channel();
+  tls_channel(const tls_channel&) = delete;
+  tls_channel& operator=(const tls_channel&) = delete;
+
+  /** Connects to `host`:`port` and completes the TLS handshake. Every step, and every later
+      read and write, is bounded by `timeout`. Empty on success, else what failed. */
+  std::string open(const std::string& host, std::uint16_t port, std::chrono::milliseconds timeout);
+  bool is_open() const noexcept { return ssl_ != nullptr; }
+  void close() noexcept;
+
+  /// A reply (owned by the caller: freeReplyObject), or why there is none.
+  struct reply {
+    redisReply* value = nullptr;
+    std::string error;
+    bool timeout = false;
+  };
+  /// Writes one encoded command and reads its reply. After an error the channel is closed.
+  reply round_trip(const char* command, std::size_t length);
+
+ private:
+  reply failure(int result, const char* doing);
+
+  int fd_ = -1;
+  ssl_ctx_st* context_ = nullptr;
+  ssl_st* ssl_ = nullptr;
+  redisReader* reader_ = nullptr;
+};
+
+}  // namespace floodgate::cluster::detail
