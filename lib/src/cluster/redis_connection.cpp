@@ -105,9 +105,8 @@ std::string redis_connection::connect(const redis_endpoint& endpoint,
 }
 
 redis_result redis_connection::command(const std::vector<std::string_view>& args) {
-  if (tls_) return tls_command(args);
   redis_result out;
-  if (context_ == nullptr) {
+  if (!connected()) {
     out.error = "not connected";
     out.io = true;
     return out;
@@ -120,17 +119,12 @@ redis_result redis_connection::command(const std::vector<std::string_view>& args
     argv.push_back(a.data());
     lengths.push_back(a.size());
   }
-  void* raw =
-      redisCommandArgv(context_, static_cast<int>(args.size()), argv.data(), lengths.data());
-  if (raw == nullptr) {
-    out.io = true;
-    out.timeout = context_->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK);
-    out.error = out.timeout ? std::string("timed out") : std::string(context_->errstr);
-    if (out.error.empty()) out.error = "connection lost";
-    close();
+  redisReply* reply =
+      tls_ ? tls_round_trip(argv, lengths, out) : plain_round_trip(argv, lengths, out);
+  if (reply == nullptr) {
+    if (out.io) close();
     return out;
   }
-  auto* reply = static_cast<redisReply*>(raw);
   if (reply->type == REDIS_REPLY_ERROR) {
     out.error.assign(reply->str, reply->len);
   } else {
@@ -140,22 +134,29 @@ redis_result redis_connection::command(const std::vector<std::string_view>& args
   return out;
 }
 
-redis_result redis_connection::tls_command(const std::vector<std::string_view>& args) {
-  redis_result out;
-  std::vector<const char*> argv;
-  std::vector<std::size_t> lengths;
-  argv.reserve(args.size());
-  lengths.reserve(args.size());
-  for (std::string_view a : args) {
-    argv.push_back(a.data());
-    lengths.push_back(a.size());
+redisReply* redis_connection::plain_round_trip(std::vector<const char*>& argv,
+                                               const std::vector<std::size_t>& lengths,
+                                               redis_result& out) {
+  void* raw =
+      redisCommandArgv(context_, static_cast<int>(argv.size()), argv.data(), lengths.data());
+  if (raw == nullptr) {
+    out.io = true;
+    out.timeout = context_->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK);
+    out.error = out.timeout ? std::string("timed out") : std::string(context_->errstr);
+    if (out.error.empty()) out.error = "connection lost";
   }
+  return static_cast<redisReply*>(raw);
+}
+
+redisReply* redis_connection::tls_round_trip(std::vector<const char*>& argv,
+                                             const std::vector<std::size_t>& lengths,
+                                             redis_result& out) {
   char* encoded = nullptr;
   const int length =
-      redisFormatCommandArgv(&encoded, static_cast<int>(args.size()), argv.data(), lengths.data());
+      redisFormatCommandArgv(&encoded, static_cast<int>(argv.size()), argv.data(), lengths.data());
   if (length < 0 || encoded == nullptr) {
-    out.error = "cannot encode the command";
-    return out;
+    out.error = "cannot encode the command";  // the connection stays usable
+    return nullptr;
   }
   tls_channel::reply r = tls_->round_trip(encoded, static_cast<std::size_t>(length));
   redisFreeCommand(encoded);
@@ -163,16 +164,8 @@ redis_result redis_connection::tls_command(const std::vector<std::string_view>& 
     out.io = true;
     out.timeout = r.timeout;
     out.error = std::move(r.error);
-    close();
-    return out;
   }
-  if (r.value->type == REDIS_REPLY_ERROR) {
-    out.error.assign(r.value->str, r.value->len);
-  } else {
-    out.value = convert(*r.value);
-  }
-  freeReplyObject(r.value);
-  return out;
+  return r.value;
 }
 
 }  // namespace floodgate::cluster::detail

@@ -12,6 +12,7 @@
 #include <vector>
 
 struct redisContext;
+struct redisReply;
 
 namespace floodgate::cluster::detail {
 
@@ -58,7 +59,12 @@ class redis_connection {
   redis_result command(const std::vector<std::string_view>& args);
 
  private:
-  redis_result tls_command(const std::vector<std::string_view>& args);
+  /// One command's reply over the plain context or the TLS channel; null with `out`'s error set
+  /// when there is none (`out.io`: the connection is broken).
+  redisReply* plain_round_trip(std::vector<const char*>& argv,
+                               const std::vector<std::size_t>& lengths, redis_result& out);
+  redisReply* tls_round_trip(std::vector<const char*>& argv,
+                             const std::vector<std::size_t>& lengths, redis_result& out);
 
   redisContext* context_ = nullptr;
   std::unique_ptr<tls_channel> tls_;  ///< set while a rediss:// endpoint is connected
