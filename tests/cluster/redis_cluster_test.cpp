@@ -304,25 +304,26 @@ TEST(RedisCluster, ARedissUrlLeasesOverTlsWithAuthAndKeepsTheGlobalCount) {
   EXPECT_TRUE(passes.consistent(100, 95, 1)) << passes.text();
 }
 
-TEST(RedisCluster, ARedissServerWhoseCertificateIsNotTrustedIsAnErrorAndFallsBack) {
-  START_REDIS_OR_SKIP(redis, {.tls = true});
-  // The system's trust store does not know the test's self-signed certificate.
-  instance inst(global_rule(redis->tls_url(), 10), "solo");
+/// An instance whose rule's Redis is `url` falls back, saying that the certificate failed.
+void expect_certificate_refused(const std::string& url) {
+  instance inst(global_rule(url, 10), "solo");
   ASSERT_TRUE(eventually([&] { return inst.mode_is(cluster_mode::fallback_local); }, 3s));
   EXPECT_NE(inst.adapter->status().last_error.find("certificate verify failed"),
             std::string::npos)
       << inst.adapter->status().last_error;
 }
 
+TEST(RedisCluster, ARedissServerWhoseCertificateIsNotTrustedIsAnErrorAndFallsBack) {
+  START_REDIS_OR_SKIP(redis, {.tls = true});
+  // The system's trust store does not know the test's self-signed certificate.
+  expect_certificate_refused(redis->tls_url());
+}
+
 TEST(RedisCluster, ARedissCertificateForAnotherNameIsAnError) {
   START_REDIS_OR_SKIP(redis, {.tls = true});
   const trusted_certificate trust(redis->certificate_file());
   // Trusted, but issued for IP 127.0.0.1 only, not for the name localhost.
-  instance inst(global_rule("rediss://localhost:" + std::to_string(redis->tls_port()), 10), "solo");
-  ASSERT_TRUE(eventually([&] { return inst.mode_is(cluster_mode::fallback_local); }, 3s));
-  EXPECT_NE(inst.adapter->status().last_error.find("certificate verify failed"),
-            std::string::npos)
-      << inst.adapter->status().last_error;
+  expect_certificate_refused("rediss://localhost:" + std::to_string(redis->tls_port()));
 }
 
 TEST(RedisCluster, AStalledRedissServerIsATimeoutAndGlobalAgainWhenItAnswers) {
