@@ -165,6 +165,31 @@ TEST(ClusterRules, RedissUrlsAreTls) {
             std::string::npos);
 }
 
+TEST(ClusterRules, RedissUrlsNameTheirTlsFilesAsRedisPyDoes) {
+  std::string why;
+  const auto e = parse_redis_url(
+      "rediss://:pw@h:6380/2?ssl_ca_certs=%2Fetc%2Fredis%2Fca.pem&ssl_certfile=/c.pem"
+      "&ssl_keyfile=/k%20ey.pem",
+      why);
+  ASSERT_TRUE(e) << why;
+  EXPECT_EQ(e->db, 2);
+  EXPECT_EQ(e->port, 6380);
+  EXPECT_EQ(e->tls_ca_file, "/etc/redis/ca.pem");
+  EXPECT_EQ(e->tls_cert_file, "/c.pem");
+  EXPECT_EQ(e->tls_key_file, "/k ey.pem");
+  const std::pair<const char*, const char*> bad[] = {
+      {"redis://h?ssl_ca_certs=/ca.pem", "apply to rediss:// only"},
+      {"rediss://h?verify=no", "unknown URL parameter \"verify\"; expected ssl_ca_certs"},
+      {"rediss://h?ssl_keyfile=/k.pem", "ssl_keyfile needs ssl_certfile"},
+      {"rediss://h?ssl_certfile=", "ssl_certfile must name a file"},
+      {"rediss://h?ssl_certfile=%2", "ssl_certfile must name a file"},
+  };
+  for (const auto& [url, message] : bad) {
+    EXPECT_FALSE(parse_redis_url(url, why)) << url;
+    EXPECT_NE(why.find(message), std::string::npos) << url << ": " << why;
+  }
+}
+
 TEST(ClusterRules, ParsesRedisUrls) {
   std::string why;
   const auto e = parse_redis_url("redis://app:p@ss@10.0.0.1:7000/3", why);

@@ -326,6 +326,23 @@ TEST(RedisCluster, ARedissCertificateForAnotherNameIsAnError) {
   expect_certificate_refused("rediss://localhost:" + std::to_string(redis->tls_port()));
 }
 
+TEST(RedisCluster, ARedissServerThatAsksForAClientCertificateGetsTheOneTheUrlNames) {
+  START_REDIS_OR_SKIP(redis, {.tls = true, .tls_client_auth = true});
+  // The CA comes from the URL here, not from the environment.
+  const std::string base = redis->tls_url() + "?ssl_ca_certs=" + redis->certificate_file();
+  {
+    instance without(global_rule(base, 10), "solo");
+    ASSERT_TRUE(eventually([&] { return without.mode_is(cluster_mode::fallback_local); }, 3s));
+    EXPECT_NE(without.adapter->status().last_error, "");
+  }
+  instance with(global_rule(base + "&ssl_certfile=" + redis->client_certificate_file() +
+                                "&ssl_keyfile=" + redis->client_key_file(),
+                            10),
+                "solo");
+  EXPECT_TRUE(eventually([&] { return with.mode_is(cluster_mode::global); }, 3s))
+      << with.adapter->status().last_error;
+}
+
 TEST(RedisCluster, AStalledRedissServerIsATimeoutAndGlobalAgainWhenItAnswers) {
   START_REDIS_OR_SKIP(redis, {.tls = true});
   const trusted_certificate trust(redis->certificate_file());

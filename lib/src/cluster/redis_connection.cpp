@@ -59,7 +59,7 @@ std::string redis_connection::connect(const redis_endpoint& endpoint,
   close();
   if (endpoint.tls) {
     tls_ = std::make_unique<tls_channel>();
-    if (std::string why = tls_->open(endpoint.host, endpoint.port, timeout); !why.empty()) {
+    if (std::string why = tls_->open(endpoint, timeout); !why.empty()) {
       tls_.reset();
       return why;
     }

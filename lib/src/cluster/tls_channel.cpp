@@ -149,12 +149,33 @@ void tls_channel::close() noexcept {
   }
 }
 
-std::string tls_channel::open(const std::string& host, std::uint16_t port,
-                              std::chrono::milliseconds timeout) {
+std::string tls_channel::load_files(const redis_endpoint& endpoint) {
+  if (endpoint.tls_ca_file.empty()) {
+    if (SSL_CTX_set_default_verify_paths(context_) != 1) return openssl_error("the trust store");
+  } else if (SSL_CTX_load_verify_locations(context_, endpoint.tls_ca_file.c_str(), nullptr) != 1) {
+    return openssl_error(("ssl_ca_certs " + endpoint.tls_ca_file).c_str());
+  }
+  if (endpoint.tls_cert_file.empty()) return {};
+  const std::string& key =
+      endpoint.tls_key_file.empty() ? endpoint.tls_cert_file : endpoint.tls_key_file;
+  if (SSL_CTX_use_certificate_chain_file(context_, endpoint.tls_cert_file.c_str()) != 1) {
+    return openssl_error(("ssl_certfile " + endpoint.tls_cert_file).c_str());
+  }
+  if (SSL_CTX_use_PrivateKey_file(context_, key.c_str(), SSL_FILETYPE_PEM) != 1) {
+    return openssl_error(("ssl_keyfile " + key).c_str());
+  }
+  if (SSL_CTX_check_private_key(context_) != 1) {
+    return openssl_error("ssl_keyfile does not match ssl_certfile");
+  }
+  return {};
+}
+
+std::string tls_channel::open(const redis_endpoint& endpoint, std::chrono::milliseconds timeout) {
   close();
-  const std::string where = host + ":" + std::to_string(port);
+  const std::string& host = endpoint.host;
+  const std::string where = host + ":" + std::to_string(endpoint.port);
   std::string why;
-  fd_ = connect_tcp(host, port, timeout, why);
+  fd_ = connect_tcp(host, endpoint.port, timeout, why);
   if (fd_ < 0) return "connect to " + where + ": " + why;
   context_ = SSL_CTX_new(TLS_client_method());
   if (context_ == nullptr) {
@@ -163,8 +184,7 @@ std::string tls_channel::open(const std::string& host, std::uint16_t port,
   }
   SSL_CTX_set_min_proto_version(context_, TLS1_2_VERSION);
   SSL_CTX_set_verify(context_, SSL_VERIFY_PEER, nullptr);
-  if (SSL_CTX_set_default_verify_paths(context_) != 1) {
-    const std::string error = openssl_error("the trust store");
+  if (std::string error = load_files(endpoint); !error.empty()) {
     close();
     return error;
   }

@@ -2,6 +2,8 @@
 // encodes the commands and parses the replies.
 #pragma once
 
+#include <floodgate/rules/cluster_config.hpp>
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -18,9 +20,10 @@ namespace floodgate::cluster::detail {
     made here; a command is hiredis's RESP encoding written through the TLS session, and its reply
     is fed to a hiredis reader, so no RESP is parsed by hand.
 
-    The server's certificate is verified against OpenSSL's default trust store (the system's;
-    the environment variables SSL_CERT_FILE and SSL_CERT_DIR name others, such as a private CA),
-    and its DNS name or IP address against the host of the URL. No client certificate is sent.
+    The server's certificate is verified against the URL's `ssl_ca_certs` file, else OpenSSL's
+    default trust store (the system's; the environment variables SSL_CERT_FILE and SSL_CERT_DIR
+    name others), and its DNS name or IP address against the host of the URL. A client
+    certificate is sent when the URL names one (`ssl_certfile`, `ssl_keyfile`).
 
     Not thread-safe: one owner thread (the adapter's). */
 class tls_channel {
@@ -30,9 +33,9 @@ class tls_channel {
   tls_channel(const tls_channel&) = delete;
   tls_channel& operator=(const tls_channel&) = delete;
 
-  /** Connects to `host`:`port` and completes the TLS handshake. Every step, and every later
-      read and write, is bounded by `timeout`. Empty on success, else what failed. */
-  std::string open(const std::string& host, std::uint16_t port, std::chrono::milliseconds timeout);
+  /** Connects to the endpoint's host and port and completes the TLS handshake. Every step, and
+      every later read and write, is bounded by `timeout`. Empty on success, else what failed. */
+  std::string open(const redis_endpoint& endpoint, std::chrono::milliseconds timeout);
   bool is_open() const noexcept { return ssl_ != nullptr; }
   void close() noexcept;
 
@@ -47,6 +50,8 @@ class tls_channel {
 
  private:
   reply failure(int result, const char* doing);
+  /// The context's trust store and client certificate, as the endpoint names them.
+  std::string load_files(const redis_endpoint& endpoint);
 
   int fd_ = -1;
   ssl_ctx_st* context_ = nullptr;

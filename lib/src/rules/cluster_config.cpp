@@ -16,6 +16,61 @@ bool parse_number(std::string_view text, T& out) {
   return !text.empty() && ec == std::errc{} && end == text.data() + text.size();
 }
 
+/// `text` with %XX escapes decoded; nothing if an escape is malformed.
+std::optional<std::string> percent_decoded(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '%') {
+      out += text[i];
+      continue;
+    }
+    unsigned value = 0;
+    if (i + 2 >= text.size()) return std::nullopt;  // two hex digits must follow
+    const auto [end, ec] = std::from_chars(text.data() + i + 1, text.data() + i + 3, value, 16);
+    if (ec != std::errc{} || end != text.data() + i + 3) return std::nullopt;
+    out += static_cast<char>(value);
+    i += 2;
+  }
+  return out;
+}
+
+/** The URL's query: the files of a rediss:// connection, named as redis-py names them
+    (`ssl_ca_certs`, `ssl_certfile`, `ssl_keyfile`), values percent-encoded. */
+bool read_tls_parameters(std::string_view query, redis_endpoint& e, std::string& error) {
+  if (!e.tls) {
+    error = "URL parameters (ssl_ca_certs, ssl_certfile, ssl_keyfile) apply to rediss:// only";
+    return false;
+  }
+  while (!query.empty()) {
+    const auto amp = query.find('&');
+    const std::string_view item = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
+    const auto eq = item.find('=');
+    const std::string_view key = item.substr(0, eq);
+    std::string* field = key == "ssl_ca_certs"   ? &e.tls_ca_file
+                         : key == "ssl_certfile" ? &e.tls_cert_file
+                         : key == "ssl_keyfile"  ? &e.tls_key_file
+                                                 : nullptr;
+    if (field == nullptr) {
+      error = "unknown URL parameter \"" + std::string(key) +
+              "\"; expected ssl_ca_certs, ssl_certfile or ssl_keyfile";
+      return false;
+    }
+    const auto value = percent_decoded(eq == std::string_view::npos ? "" : item.substr(eq + 1));
+    if (!value || value->empty()) {
+      error = std::string(key) + " must name a file (percent-encoded)";
+      return false;
+    }
+    *field = *value;
+  }
+  if (!e.tls_key_file.empty() && e.tls_cert_file.empty()) {
+    error = "ssl_keyfile needs ssl_certfile (the client certificate it belongs to)";
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::optional<redis_endpoint> parse_redis_url(std::string_view url, std::string& error) {
@@ -40,6 +95,11 @@ std::optional<redis_endpoint> parse_redis_url(std::string_view url, std::string&
     }
     e.user = auth.substr(0, colon);
     e.password = auth.substr(colon + 1);
+  }
+  if (const auto question = rest.find('?'); question != std::string_view::npos) {
+    const std::string_view query = rest.substr(question + 1);
+    rest = rest.substr(0, question);
+    if (!read_tls_parameters(query, e, error)) return std::nullopt;
   }
   if (const auto slash = rest.find('/'); slash != std::string_view::npos) {
     const std::string_view db = rest.substr(slash + 1);

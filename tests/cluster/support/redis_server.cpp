@@ -129,7 +129,13 @@ std::unique_ptr<redis_server> redis_server::start(const options& o, std::string&
         "cd '" + s->dir_.string() +
         "' && openssl req -x509 -newkey rsa:2048 -nodes -keyout key.pem -out cert.pem -days 1"
         " -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1";
-    if (std::system(make_certificate.c_str()) != 0) {
+    const std::string make_client_certificate =
+        "cd '" + s->dir_.string() +
+        "' && openssl req -x509 -newkey rsa:2048 -nodes -keyout client-key.pem -out client.pem"
+        " -days 1 -subj /CN=floodgate-test-client >/dev/null 2>&1 && cat cert.pem client.pem >"
+        " trusted.pem";
+    if (std::system(make_certificate.c_str()) != 0 ||
+        std::system(make_client_certificate.c_str()) != 0) {
       why = "openssl could not make a test certificate (scripts/setup-deps installs openssl)";
       return nullptr;
     }
@@ -170,8 +176,9 @@ bool redis_server::launch(std::string& why) {
     const std::string key = (dir_ / "key.pem").string();
     for (const std::string& a :
          {std::string("--tls-port"), std::to_string(tls_port_), std::string("--tls-cert-file"),
-          cert, std::string("--tls-key-file"), key, std::string("--tls-ca-cert-file"), cert,
-          std::string("--tls-auth-clients"), std::string("no")}) {
+          cert, std::string("--tls-key-file"), key, std::string("--tls-ca-cert-file"),
+          (dir_ / "trusted.pem").string(), std::string("--tls-auth-clients"),
+          std::string(options_.tls_client_auth ? "yes" : "no")}) {
       args.push_back(a);
     }
   }

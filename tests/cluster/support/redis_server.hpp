@@ -21,6 +21,9 @@ class redis_server {
     /// Also serve TLS on tls_port(), with a self-signed certificate for IP 127.0.0.1 made by the
     /// openssl tool (certificate_file()); clients need no certificate of their own.
     bool tls = false;
+    /// With tls: the server asks for a client certificate (`tls-auth-clients yes`, Redis's
+    /// default) and trusts client_certificate_file().
+    bool tls_client_auth = false;
   };
 
   static std::unique_ptr<redis_server> start(const options& o, std::string& why);
@@ -36,6 +39,9 @@ class redis_server {
   std::uint16_t tls_port() const noexcept { return tls_port_; }
   std::string tls_url() const;
   std::string certificate_file() const { return (dir_ / "cert.pem").string(); }
+  /// With options::tls_client_auth: a client certificate the server accepts, and its key.
+  std::string client_certificate_file() const { return (dir_ / "client.pem").string(); }
+  std::string client_key_file() const { return (dir_ / "client-key.pem").string(); }
 
   /// SIGKILL and reap.
   void kill();

@@ -32,12 +32,20 @@ struct redis_endpoint {
   std::string password;  ///< empty: no AUTH
   std::int32_t db = 0;
   bool tls = false;  ///< `rediss://`: TLS, the server's certificate verified (tls_channel)
+  /// rediss:// query parameters, named as redis-py names them: `ssl_ca_certs` (PEM file of the
+  /// CAs to trust instead of the system's), `ssl_certfile` and `ssl_keyfile` (a client
+  /// certificate and its key, for servers with `tls-auth-clients yes`; the key may sit in the
+  /// certificate's file).
+  std::string tls_ca_file;
+  std::string tls_cert_file;
+  std::string tls_key_file;
 
   friend bool operator==(const redis_endpoint&, const redis_endpoint&) = default;
 };
 
-/** Parses `redis://[[user]:password@]host[:port][/db]`, or `rediss://...` for TLS. On failure
-    returns nothing and sets `error`. */
+/** Parses `redis://[[user]:password@]host[:port][/db]`, or
+    `rediss://...[?ssl_ca_certs=F&ssl_certfile=F&ssl_keyfile=F]` for TLS. On failure returns
+    nothing and sets `error`. */
 std::optional<redis_endpoint> parse_redis_url(std::string_view url, std::string& error);
 
 /// Checks `config`, appending problems with paths under `cluster`.
