@@ -177,12 +177,17 @@ TEST(ClusterRules, RedissUrlsNameTheirTlsFilesAsRedisPyDoes) {
   EXPECT_EQ(e->tls_ca_file, "/etc/redis/ca.pem");
   EXPECT_EQ(e->tls_cert_file, "/c.pem");
   EXPECT_EQ(e->tls_key_file, "/k ey.pem");
+  // A password may still hold ? and @ unencoded, as before.
+  EXPECT_EQ(parse_redis_url("rediss://:p?a@ss@h?ssl_ca_certs=/a%40b.pem", why)->password, "p?a@ss");
+  EXPECT_EQ(parse_redis_url("rediss://:p?a@ss@h?ssl_ca_certs=/a%40b.pem", why)->tls_ca_file,
+            "/a@b.pem");
   const std::pair<const char*, const char*> bad[] = {
       {"redis://h?ssl_ca_certs=/ca.pem", "apply to rediss:// only"},
       {"rediss://h?verify=no", "unknown URL parameter \"verify\"; expected ssl_ca_certs"},
       {"rediss://h?ssl_keyfile=/k.pem", "ssl_keyfile needs ssl_certfile"},
       {"rediss://h?ssl_certfile=", "ssl_certfile must name a file"},
       {"rediss://h?ssl_certfile=%2", "ssl_certfile must name a file"},
+      {"rediss://h?ssl_ca_certs=/etc/a@b.pem", "an @ in a URL parameter must be percent-encoded"},
   };
   for (const auto& [url, message] : bad) {
     EXPECT_FALSE(parse_redis_url(url, why)) << url;

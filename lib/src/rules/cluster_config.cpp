@@ -87,6 +87,15 @@ std::optional<redis_endpoint> parse_redis_url(std::string_view url, std::string&
   }
   if (const auto at = rest.rfind('@'); at != std::string_view::npos) {
     const std::string_view auth = rest.substr(0, at);
+    // The last @ ends the credentials (a password may hold @ and ?): one inside a parameter
+    // would take the parameters for credentials.
+    for (const std::string_view key : {"?ssl_ca_certs=", "?ssl_certfile=", "?ssl_keyfile=",
+                                       "&ssl_ca_certs=", "&ssl_certfile=", "&ssl_keyfile="}) {
+      if (auth.find(key) != std::string_view::npos) {
+        error = "an @ in a URL parameter must be percent-encoded (%40)";
+        return std::nullopt;
+      }
+    }
     rest = rest.substr(at + 1);
     const auto colon = auth.find(':');
     if (colon == std::string_view::npos) {
