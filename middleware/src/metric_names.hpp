@@ -18,16 +18,14 @@ inline constexpr metric_info blocked_requests_total{
 inline constexpr metric_info dry_run_blocks_total{
     "floodgate_dry_run_blocks_total",
     "Blocks that dryRun flow rules counted instead of making (the requests passed), one per rule."};
-inline constexpr metric_info completed_requests_total{"floodgate_completed_requests_total",
-                                                      "Passed entries that completed, by outcome."};
+inline constexpr metric_info completed_requests_total{
+    "floodgate_completed_requests_total", "Passed entries that completed, by outcome."};
 inline constexpr metric_info request_duration_seconds{
-    "floodgate_request_duration_seconds",
-    "Duration of passed entries, observed when they complete."};
-inline constexpr metric_info inflight_requests{"floodgate_inflight_requests",
-                                               "Entries of a resource currently in flight."};
+    "floodgate_request_duration_seconds", "Duration of passed entries, observed when they complete."};
+inline constexpr metric_info inflight_requests{
+    "floodgate_inflight_requests", "Entries of a resource currently in flight."};
 inline constexpr metric_info circuit_breaker_state{
-    "floodgate_circuit_breaker_state",
-    "1 for the circuit breaker's current state, 0 for the others."};
+    "floodgate_circuit_breaker_state", "1 for the circuit breaker's current state, 0 for the others."};
 inline constexpr metric_info circuit_breaker_transitions_total{
     "floodgate_circuit_breaker_transitions_total", "Circuit breaker state changes."};
 inline constexpr metric_info adaptive_drop_ratio{
@@ -35,8 +33,7 @@ inline constexpr metric_info adaptive_drop_ratio{
     "Share of requests an adaptive (Google SRE) breaker drops now: "
     "max(0, (requests - k * accepts) / (requests + 1)) over its window."};
 inline constexpr metric_info hot_keys{
-    "floodgate_hot_keys",
-    "Values of a tracked parameter above its rule's threshold in the window."};
+    "floodgate_hot_keys", "Values of a tracked parameter above its rule's threshold in the window."};
 inline constexpr metric_info hot_key_top_requests{
     "floodgate_hot_key_top_requests",
     "Requests in the window with the most requested value of a tracked parameter."};
@@ -45,22 +42,20 @@ inline constexpr metric_info hot_key_events_total{
     "Values of a tracked parameter that became hot (cold to hot transitions seen by refreshes)."};
 inline constexpr metric_info rules{"floodgate_rules", "Rules in force, by type."};
 inline constexpr metric_info rules_reloads_total{
-    "floodgate_rules_reloads_total",
-    "Rule file load attempts (the initial load included), by result."};
+    "floodgate_rules_reloads_total", "Rule file load attempts (the initial load included), by result."};
 inline constexpr metric_info rules_last_reload_successful{
     "floodgate_rules_last_reload_successful", "1 if the last rule file load attempt succeeded."};
 inline constexpr metric_info resources{"floodgate_resources", "Resources tracked."};
 inline constexpr metric_info resource_overflow_total{
-    "floodgate_resource_overflow_total",
-    "Entries not tracked because the resource cap was reached."};
+    "floodgate_resource_overflow_total", "Entries not tracked because the resource cap was reached."};
 inline constexpr metric_info origin_overflow_total{
     "floodgate_origin_overflow_total",
     "Entries whose origin was counted on its resource's shared overflow origin node because the "
     "cap of (resource, origin) pairs was reached."};
-inline constexpr metric_info system_cpu_usage_ratio{"floodgate_system_cpu_usage_ratio",
-                                                    "CPU usage (0..1) as seen by system rules."};
-inline constexpr metric_info system_load1{"floodgate_system_load1",
-                                          "1-minute load average as seen by system rules."};
+inline constexpr metric_info system_cpu_usage_ratio{
+    "floodgate_system_cpu_usage_ratio", "CPU usage (0..1) as seen by system rules."};
+inline constexpr metric_info system_load1{
+    "floodgate_system_load1", "1-minute load average as seen by system rules."};
 inline constexpr metric_info build_info{
     "floodgate_build_info", "Always 1; the version label says which floodgate is running."};
 

@@ -1,10 +1,10 @@
 // The Prometheus collector in process: names, types, labels and exact values (SPEC §6).
+#include "metric_names.hpp"
 #include <floodgate/beast/metrics_collector.hpp>
 #include <floodgate/beast/metrics_handler.hpp>
-#include <floodgate/chain/clock.hpp>
 #include <floodgate/config/rule_file_watcher.hpp>
+#include <floodgate/chain/clock.hpp>
 #include <floodgate/system/manual_system_status.hpp>
-#include "metric_names.hpp"
 
 #include "support/demo_process.hpp"
 #include "support/metrics_text.hpp"
