@@ -188,10 +188,27 @@ TEST(ClusterRules, RedissUrlsNameTheirTlsFilesAsRedisPyDoes) {
       {"rediss://h?ssl_certfile=", "ssl_certfile must name a file"},
       {"rediss://h?ssl_certfile=%2", "ssl_certfile must name a file"},
       {"rediss://h?ssl_ca_certs=/etc/a@b.pem", "an @ in a URL parameter must be percent-encoded"},
+      {"rediss://h?ssl_ca_certs=/ca.pem%00.txt", "ssl_ca_certs must name a file"},
   };
   for (const auto& [url, message] : bad) {
     EXPECT_FALSE(parse_redis_url(url, why)) << url;
     EXPECT_NE(why.find(message), std::string::npos) << url << ": " << why;
+  }
+}
+
+TEST(ClusterRules, ParsesBracketedIpv6Hosts) {
+  std::string why;
+  const auto with_port = parse_redis_url("redis://:pw@[::1]:7000/2", why);
+  ASSERT_TRUE(with_port) << why;
+  EXPECT_EQ(with_port->host, "::1");
+  EXPECT_EQ(with_port->port, 7000);
+  EXPECT_EQ(with_port->db, 2);
+  const auto bare = parse_redis_url("rediss://[fe80::1]", why);
+  ASSERT_TRUE(bare) << why;
+  EXPECT_EQ(bare->host, "fe80::1");
+  EXPECT_EQ(bare->port, 6379);
+  for (const char* url : {"redis://[::1", "redis://[::1]x", "redis://[::1]:", "redis://[]:1"}) {
+    EXPECT_FALSE(parse_redis_url(url, why)) << url;
   }
 }
 

@@ -80,14 +80,19 @@ int connect_tcp(const std::string& host, std::uint16_t port, std::chrono::millis
   }
   ::freeaddrinfo(found);
   if (fd < 0) return -1;
-  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   timeval tv{};
   tv.tv_sec = static_cast<decltype(tv.tv_sec)>(timeout.count() / 1000);
   tv.tv_usec = static_cast<decltype(tv.tv_usec)>(timeout.count() % 1000 * 1000);
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0 ||
+      ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0 ||
+      ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) != 0) {
+    why = std::string("cannot set the socket timeouts: ") + std::strerror(errno);
+    ::close(fd);
+    return -1;
+  }
   const int one = 1;
-  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);  // latency only
   return fd;
 }
 
@@ -172,6 +177,7 @@ std::string tls_channel::load_files(const redis_endpoint& endpoint) {
 
 std::string tls_channel::open(const redis_endpoint& endpoint, std::chrono::milliseconds timeout) {
   close();
+  interruptions_ = 0;
   const std::string& host = endpoint.host;
   const std::string where = host + ":" + std::to_string(endpoint.port);
   std::string why;
@@ -184,6 +190,9 @@ std::string tls_channel::open(const redis_endpoint& endpoint, std::chrono::milli
   }
   SSL_CTX_set_min_proto_version(context_, TLS1_2_VERSION);
   SSL_CTX_set_verify(context_, SSL_VERIFY_PEER, nullptr);
+  // An encrypted key must not make OpenSSL ask for a passphrase on the terminal (a wait with no
+  // timeout): without one it fails to load, and says so.
+  SSL_CTX_set_default_passwd_cb(context_, [](char*, int, int, void*) { return 0; });
   if (std::string error = load_files(endpoint); !error.empty()) {
     close();
     return error;
@@ -205,9 +214,14 @@ std::string tls_channel::open(const redis_endpoint& endpoint, std::chrono::milli
     return error;
   }
   const sigpipe_held held;
-  if (SSL_connect(ssl_) != 1) {
+  int connected = 0;
+  do {
+    ERR_clear_error();  // SSL_get_error reads the queue: only this call's errors may be on it
+    connected = SSL_connect(ssl_);
+  } while (connected != 1 && interrupted(connected));
+  if (connected != 1) {
     const long verified = SSL_get_verify_result(ssl_);
-    const reply r = failure(0, "handshake");
+    const reply r = failure(connected, "handshake");
     std::string error = verified != X509_V_OK ? std::string("certificate verify failed: ") +
                                                     X509_verify_cert_error_string(verified)
                                               : r.error;
@@ -220,6 +234,19 @@ std::string tls_channel::open(const redis_endpoint& endpoint, std::chrono::milli
     return "cannot allocate a Redis reply reader";
   }
   return {};
+}
+
+bool tls_channel::interrupted(int result) noexcept {
+  // A socket with SO_RCVTIMEO / SO_SNDTIMEO is not restarted after a signal handler ran (the
+  // demo's SIGTERM handler may run on this thread): EINTR, which OpenSSL reports as a retry.
+  // Retried a bounded number of times, so a storm of signals still ends.
+  const int saved = errno;
+  const int error = SSL_get_error(ssl_, result);
+  const bool retry =
+      saved == EINTR &&
+      (error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE || error == SSL_ERROR_SYSCALL);
+  errno = saved;
+  return retry && ++interruptions_ <= max_interruptions;
 }
 
 tls_channel::reply tls_channel::failure(int result, const char* doing) {
@@ -254,7 +281,9 @@ tls_channel::reply tls_channel::round_trip(const char* command, std::size_t leng
   const sigpipe_held held;
   for (std::size_t sent = 0; sent < length;) {
     std::size_t n = 0;
+    ERR_clear_error();
     const int ok = SSL_write_ex(ssl_, command + sent, length - sent, &n);
+    if (ok != 1 && interrupted(ok)) continue;
     if (ok != 1) return failure(ok, "write");
     sent += n;
   }
@@ -268,7 +297,9 @@ tls_channel::reply tls_channel::round_trip(const char* command, std::size_t leng
     if (value != nullptr) return {static_cast<redisReply*>(value), {}, false};
     char buffer[16 * 1024];
     std::size_t n = 0;
+    ERR_clear_error();
     const int ok = SSL_read_ex(ssl_, buffer, sizeof buffer, &n);
+    if (ok != 1 && interrupted(ok)) continue;
     if (ok != 1) return failure(ok, "read");
     redisReaderFeed(reader_, buffer, n);
   }

@@ -33,8 +33,10 @@ class tls_channel {
   tls_channel(const tls_channel&) = delete;
   tls_channel& operator=(const tls_channel&) = delete;
 
-  /** Connects to the endpoint's host and port and completes the TLS handshake. Every step, and
-      every later read and write, is bounded by `timeout`. Empty on success, else what failed. */
+  /** Connects to the endpoint's host and port and completes the TLS handshake. Each connect
+      attempt (one per address the host resolves to), and each read and write of the handshake
+      and of later commands, waits at most `timeout`, as hiredis's plain connections do; name
+      resolution is the system's. Empty on success, else what failed. */
   std::string open(const redis_endpoint& endpoint, std::chrono::milliseconds timeout);
   bool is_open() const noexcept { return ssl_ != nullptr; }
   void close() noexcept;
@@ -50,6 +52,9 @@ class tls_channel {
 
  private:
   reply failure(int result, const char* doing);
+  /// True when the failed call `result` was only interrupted by a signal (retry it).
+  bool interrupted(int result) noexcept;
+  static constexpr int max_interruptions = 100;  ///< per connection
   /// The context's trust store and client certificate, as the endpoint names them.
   std::string load_files(const redis_endpoint& endpoint);
 
@@ -57,6 +62,7 @@ class tls_channel {
   ssl_ctx_st* context_ = nullptr;
   ssl_st* ssl_ = nullptr;
   redisReader* reader_ = nullptr;
+  int interruptions_ = 0;
 };
 
 }  // namespace floodgate::cluster::detail

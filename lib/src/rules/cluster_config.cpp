@@ -16,7 +16,8 @@ bool parse_number(std::string_view text, T& out) {
   return !text.empty() && ec == std::errc{} && end == text.data() + text.size();
 }
 
-/// `text` with %XX escapes decoded; nothing if an escape is malformed.
+/// `text` with %XX escapes decoded; nothing if an escape is malformed or a NUL (it would cut a
+/// file name short).
 std::optional<std::string> percent_decoded(std::string_view text) {
   std::string out;
   out.reserve(text.size());
@@ -28,7 +29,7 @@ std::optional<std::string> percent_decoded(std::string_view text) {
     unsigned value = 0;
     if (i + 2 >= text.size()) return std::nullopt;  // two hex digits must follow
     const auto [end, ec] = std::from_chars(text.data() + i + 1, text.data() + i + 3, value, 16);
-    if (ec != std::errc{} || end != text.data() + i + 3) return std::nullopt;
+    if (ec != std::errc{} || end != text.data() + i + 3 || value == 0) return std::nullopt;
     out += static_cast<char>(value);
     i += 2;
   }
@@ -118,18 +119,30 @@ std::optional<redis_endpoint> parse_redis_url(std::string_view url, std::string&
       return std::nullopt;
     }
   }
-  if (const auto colon = rest.rfind(':'); colon != std::string_view::npos) {
-    if (!parse_number(rest.substr(colon + 1), e.port) || e.port == 0) {
-      error = "the port must be a number 1..65535";
+  std::string_view host = rest;
+  std::optional<std::string_view> port;  // after a colon, possibly empty (an error)
+  if (rest.starts_with('[')) {           // an IPv6 address: [::1] or [::1]:6379
+    const auto close = rest.find(']');
+    const std::string_view after = close == std::string_view::npos ? "" : rest.substr(close + 1);
+    if (close == std::string_view::npos || (!after.empty() && after[0] != ':')) {
+      error = "an IPv6 address must be written [address] or [address]:port";
       return std::nullopt;
     }
-    rest = rest.substr(0, colon);
+    host = rest.substr(1, close - 1);
+    if (!after.empty()) port = after.substr(1);
+  } else if (const auto colon = rest.rfind(':'); colon != std::string_view::npos) {
+    host = rest.substr(0, colon);
+    port = rest.substr(colon + 1);
   }
-  if (rest.empty()) {
+  if (port && (!parse_number(*port, e.port) || e.port == 0)) {
+    error = "the port must be a number 1..65535";
+    return std::nullopt;
+  }
+  if (host.empty()) {
     error = "the host is missing";
     return std::nullopt;
   }
-  e.host = rest;
+  e.host = host;
   return e;
 }
 

@@ -133,7 +133,8 @@ std::unique_ptr<redis_server> redis_server::start(const options& o, std::string&
         "cd '" + s->dir_.string() +
         "' && openssl req -x509 -newkey rsa:2048 -nodes -keyout client-key.pem -out client.pem"
         " -days 1 -subj /CN=floodgate-test-client >/dev/null 2>&1 && cat cert.pem client.pem >"
-        " trusted.pem";
+        " trusted.pem && openssl pkey -in client-key.pem -aes256 -passout pass:secret"
+        " -out client-key-encrypted.pem >/dev/null 2>&1";
     if (std::system(make_certificate.c_str()) != 0 ||
         std::system(make_client_certificate.c_str()) != 0) {
       why = "openssl could not make a test certificate (scripts/setup-deps installs openssl)";

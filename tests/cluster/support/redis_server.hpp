@@ -42,6 +42,10 @@ class redis_server {
   /// With options::tls_client_auth: a client certificate the server accepts, and its key.
   std::string client_certificate_file() const { return (dir_ / "client.pem").string(); }
   std::string client_key_file() const { return (dir_ / "client-key.pem").string(); }
+  /// The same key encrypted with a passphrase ("secret").
+  std::string encrypted_client_key_file() const {
+    return (dir_ / "client-key-encrypted.pem").string();
+  }
 
   /// SIGKILL and reap.
   void kill();
