@@ -341,6 +341,14 @@ TEST(RedisCluster, ARedissCertificateForAnotherNameIsAnError) {
                  "certificate verify failed");
 }
 
+TEST(RedisCluster, ARedissCertificateForAnotherIpAddressIsAnError) {
+  START_REDIS_OR_SKIP(redis, {.tls = true});
+  // The server listens on 127.0.0.2 too, with the certificate issued for 127.0.0.1.
+  expect_refused("rediss://127.0.0.2:" + std::to_string(redis->tls_port()) +
+                     "?ssl_ca_certs=" + redis->certificate_file(),
+                 "certificate verify failed");
+}
+
 TEST(RedisCluster, ARedissServerThatAsksForAClientCertificateGetsTheOneTheUrlNames) {
   START_REDIS_OR_SKIP(redis, {.tls = true, .tls_client_auth = true});
   // The CA comes from the URL here, not from the environment.

@@ -153,21 +153,11 @@ bool redis_server::launch(std::string& why) {
   const std::string port = std::to_string(port_);
   const std::string dir = dir_.string();
   const std::string log = (dir_ / "redis.log").string();
-  std::vector<std::string> args = {"redis-server",
-                                   "--port",
-                                   port,
-                                   "--bind",
-                                   "127.0.0.1",
-                                   "--dir",
-                                   dir,
-                                   "--save",
-                                   "",
-                                   "--appendonly",
-                                   "no",
-                                   "--logfile",
-                                   log,
-                                   "--enable-debug-command",
-                                   "local"};
+  std::vector<std::string> args = {"redis-server", "--port", port, "--bind", "127.0.0.1"};
+  // With TLS, a second loopback address too: one the certificate (for 127.0.0.1) does not name.
+  if (options_.tls) args.emplace_back("127.0.0.2");
+  args.insert(args.end(), {"--dir", dir, "--save", "", "--appendonly", "no", "--logfile", log,
+                           "--enable-debug-command", "local"});
   if (!options_.password.empty()) {
     args.push_back("--requirepass");
     args.push_back(options_.password);
