@@ -385,15 +385,26 @@ TEST(RedisCluster, AStalledRedissServerIsATimeoutAndGlobalAgainWhenItAnswers) {
   EXPECT_TRUE(eventually([&] { return inst.mode_is(cluster_mode::global); }, 3s));
 }
 
-TEST(RedisCluster, AServerThatIsNotRedisIsAnError) {
+/// A listening loopback socket on a free port, for a fake server; -1 if none could be made.
+int listen_loopback(std::uint16_t& port, int backlog) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
   socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::listen(fd, 16);
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0 || ::listen(fd, backlog) != 0) {
+    if (fd >= 0) ::close(fd);
+    return -1;
+  }
+  port = ntohs(a.sin_port);
+  return fd;
+}
+
+TEST(RedisCluster, AServerThatIsNotRedisIsAnError) {
+  std::uint16_t port = 0;
+  const int fd = listen_loopback(port, 16);
+  ASSERT_GE(fd, 0);
   std::atomic<bool> stop{false};
   std::thread garbage([&] {  // answers every connection with an HTTP response
     while (!stop) {
@@ -405,8 +416,7 @@ TEST(RedisCluster, AServerThatIsNotRedisIsAnError) {
     }
   });
   {
-    instance inst(global_rule("redis://127.0.0.1:" + std::to_string(ntohs(a.sin_port)), 10),
-                  "solo");
+    instance inst(global_rule("redis://127.0.0.1:" + std::to_string(port), 10), "solo");
     EXPECT_TRUE(eventually([&] { return inst.mode_is(cluster_mode::fallback_local); }, 2s));
     EXPECT_FALSE(inst.adapter->status().last_error.empty());
   }
@@ -421,14 +431,9 @@ TEST(RedisConnection, ACommandOnAConnectionTheServerResetIsAnErrorNotASignal) {
   // 0), as a crashing server can. The next command fails (the first write after a reset gets
   // ECONNRESET) and the connection closes: nothing is written to that socket again, where a
   // second write would raise SIGPIPE and end the process (the demo does not ignore it).
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::listen(fd, 1);
+  std::uint16_t port = 0;
+  const int fd = listen_loopback(port, 1);
+  ASSERT_GE(fd, 0);
   std::thread server([&] {
     const int c = ::accept(fd, nullptr, nullptr);
     if (c < 0) return;
@@ -440,7 +445,7 @@ TEST(RedisConnection, ACommandOnAConnectionTheServerResetIsAnErrorNotASignal) {
   });
   detail::redis_connection connection;
   const std::string why = connection.connect(
-      redis_endpoint{.host = "127.0.0.1", .port = ntohs(a.sin_port)}, std::chrono::seconds(2));
+      redis_endpoint{.host = "127.0.0.1", .port = port}, std::chrono::seconds(2));
   server.join();
   ::close(fd);
   ASSERT_EQ(why, "");
@@ -486,15 +491,10 @@ TEST(RedisCluster, AnErrorReplyFallsBackAndClearsWhenTheKeyIsFixed) {
 
 TEST(RedisCluster, AMovedStormIsAFailureNotALoop) {
   // A fake server: PONG, no cluster support, and MOVED to itself for everything else.
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::listen(fd, 16);
-  const std::string moved = "-MOVED 866 127.0.0.1:" + std::to_string(ntohs(a.sin_port)) + "\r\n";
+  std::uint16_t port = 0;
+  const int fd = listen_loopback(port, 16);
+  ASSERT_GE(fd, 0);
+  const std::string moved = "-MOVED 866 127.0.0.1:" + std::to_string(port) + "\r\n";
   std::atomic<int> redirects{0};
   std::atomic<bool> stop{false};
   std::thread server([&] {
@@ -521,8 +521,7 @@ TEST(RedisCluster, AMovedStormIsAFailureNotALoop) {
     }
   });
   {
-    instance inst(global_rule("redis://127.0.0.1:" + std::to_string(ntohs(a.sin_port)), 10),
-                  "solo");
+    instance inst(global_rule("redis://127.0.0.1:" + std::to_string(port), 10), "solo");
     EXPECT_TRUE(eventually([&] { return inst.mode_is(cluster_mode::fallback_local); }, 2s));
     EXPECT_NE(inst.adapter->status().last_error.find("MOVED"), std::string::npos)
         << inst.adapter->status().last_error;
