@@ -10,13 +10,6 @@ namespace floodgate::cluster::detail {
 
 namespace {
 
-timeval to_timeval(std::chrono::milliseconds ms) noexcept {
-  timeval tv{};
-  tv.tv_sec = static_cast<decltype(tv.tv_sec)>(ms.count() / 1000);
-  tv.tv_usec = static_cast<decltype(tv.tv_usec)>((ms.count() % 1000) * 1000);
-  return tv;
-}
-
 redis_value convert(const redisReply& r) {
   switch (r.type) {
     case REDIS_REPLY_INTEGER:

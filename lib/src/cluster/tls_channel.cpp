@@ -80,9 +80,7 @@ int connect_tcp(const std::string& host, std::uint16_t port, std::chrono::millis
   }
   ::freeaddrinfo(found);
   if (fd < 0) return -1;
-  timeval tv{};
-  tv.tv_sec = static_cast<decltype(tv.tv_sec)>(timeout.count() / 1000);
-  tv.tv_usec = static_cast<decltype(tv.tv_usec)>(timeout.count() % 1000 * 1000);
+  const timeval tv = to_timeval(timeout);
   const int flags = ::fcntl(fd, F_GETFL);
   if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0 ||
       ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0 ||

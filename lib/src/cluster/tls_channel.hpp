@@ -4,6 +4,8 @@
 
 #include <floodgate/rules/cluster_config.hpp>
 
+#include <sys/time.h>
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -15,6 +17,14 @@ struct redisReader;
 struct redisReply;
 
 namespace floodgate::cluster::detail {
+
+/// A timeout as the socket options (and hiredis) take it.
+inline timeval to_timeval(std::chrono::milliseconds ms) noexcept {
+  timeval tv{};
+  tv.tv_sec = static_cast<decltype(tv.tv_sec)>(ms.count() / 1000);
+  tv.tv_usec = static_cast<decltype(tv.tv_usec)>((ms.count() % 1000) * 1000);
+  return tv;
+}
 
 /** What hiredis 0.14 (Debian 12) cannot do itself: TLS. The socket is connected and the handshake
     made here; a command is hiredis's RESP encoding written through the TLS session, and its reply
