@@ -224,13 +224,7 @@ http::response<http::string_body> admin_api::handle(http::verb method, std::stri
     engine_->for_each_breaker(
         [&](std::string_view resource, const circuit_breaker& b, std::int32_t index) {
           const breaker_state state = b.state();
-          json::object o = breaker_json(resource, b, index, state);
-          if (const std::optional<adaptive_window_state> w = b.adaptive(now)) {
-            // An adaptive breaker: no probe, a drop ratio and the window it comes from.
-            o["dropRatio"] = w->drop_ratio;
-            o["requests"] = w->requests;
-            o["accepts"] = w->accepts;
-          }
+          json::object o = breaker_json(resource, b, index, state, now);
           if (state == breaker_state::open) {
             o["nextProbeTime"] = unix_now + std::max<std::int64_t>(b.next_retry_ms() - now, 0);
           } else {

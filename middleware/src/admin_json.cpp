@@ -42,12 +42,28 @@ std::string breaker_rule_label(const circuit_breaker& b, std::int32_t index) {
   return b.rule().name.empty() ? "degrade[" + std::to_string(index) + "]" : b.rule().name;
 }
 
+breaker_state reported_state(breaker_state state,
+                             const std::optional<adaptive_window_state>& window) noexcept {
+  if (state != breaker_state::adaptive) {
+    return state;
+  }
+  return window && window->drop_ratio > 0 ? breaker_state::open : breaker_state::closed;
+}
+
 boost::json::object breaker_json(std::string_view resource, const circuit_breaker& b,
-                                 std::int32_t index, breaker_state state) {
+                                 std::int32_t index, breaker_state state, std::int64_t now_ms) {
+  const std::optional<adaptive_window_state> window =
+      state == breaker_state::adaptive ? b.adaptive(now_ms) : std::nullopt;
   boost::json::object o;
   o["resource"] = resource;
   o["rule"] = breaker_rule_label(b, index);
-  o["state"] = to_string(state);
+  o["state"] = to_string(reported_state(state, window));
+  if (window) {
+    o["grade"] = "adaptive";
+    o["dropRatio"] = window->drop_ratio;
+    o["requests"] = window->requests;
+    o["accepts"] = window->accepts;
+  }
   return o;
 }
 

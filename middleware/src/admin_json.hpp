@@ -8,6 +8,7 @@
 #include <boost/json/value.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -22,9 +23,17 @@ boost::json::object reload_json(const config::reload_status& st);
 /// The breaker's rule name, else `degrade[<index>]` as in the file.
 std::string breaker_rule_label(const circuit_breaker& b, std::int32_t index);
 
+/// The state the admin API, the dashboard and the metrics report: always one of the three SPEC
+/// §5 and §6 name. A binary breaker's own; an adaptive breaker, which has no state machine, is
+/// `open` while its window makes it drop a share of the requests (`window.drop_ratio > 0`), else
+/// `closed`.
+breaker_state reported_state(breaker_state state,
+                             const std::optional<adaptive_window_state>& window) noexcept;
+
 /// `{resource, rule, state}` of a breaker in `state` (read once by the caller, who may add
-/// fields that depend on it): what both the admin API and the dashboard list.
+/// fields that depend on it): what both the admin API and the dashboard list. An adaptive
+/// breaker adds `grade: "adaptive"` and its window at `now_ms`: `dropRatio, requests, accepts`.
 boost::json::object breaker_json(std::string_view resource, const circuit_breaker& b,
-                                 std::int32_t index, breaker_state state);
+                                 std::int32_t index, breaker_state state, std::int64_t now_ms);
 
 }  // namespace floodgate::beast

@@ -88,7 +88,7 @@ std::string dashboard_snapshot::operator()() {
   engine_->for_each_breaker(
       [&](std::string_view resource, const circuit_breaker& b, std::int32_t index) {
         const breaker_state state = b.state();
-        json::object o = breaker_json(resource, b, index, state);
+        json::object o = breaker_json(resource, b, index, state, now);
         o["nextProbeInMs"] = state == breaker_state::open
                                  ? json::value(std::max<std::int64_t>(b.next_retry_ms() - now, 0))
                                  : json::value(nullptr);

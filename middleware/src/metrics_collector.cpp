@@ -1,5 +1,6 @@
 #include <floodgate/beast/metrics_collector.hpp>
 #include <floodgate/config/rule_file_watcher.hpp>
+#include "admin_json.hpp"
 #include "metric_names.hpp"
 
 #include "node/node_registry.hpp"
@@ -189,21 +190,23 @@ void metrics_collector::collect_breakers(std::vector<MetricFamily>& out) const {
   const std::int64_t now_ms = engine_.time().now_ms();
   engine_.for_each_breaker([&](std::string_view resource, const circuit_breaker& b,
                                std::int32_t index) {
-    const std::string rule =
-        b.rule().name.empty() ? "degrade[" + std::to_string(index) + "]" : b.rule().name;
-    // An adaptive breaker has a drop ratio, not states: it gets no state or transition series.
-    if (const std::optional<adaptive_window_state> w = b.adaptive(now_ms)) {
-      drop_ratio.metric.push_back(
-          gauge({label(metrics::label_resource, resource), label(metrics::label_rule, rule)},
-                w->drop_ratio));
-      return;
-    }
-    const breaker_state current = b.state();
+    const std::string rule = breaker_rule_label(b, index);
+    const breaker_state own = b.state();
+    const std::optional<adaptive_window_state> window =
+        own == breaker_state::adaptive ? b.adaptive(now_ms) : std::nullopt;
+    const breaker_state current = reported_state(own, window);
     for (const breaker_state s : breaker_states) {
       state.metric.push_back(
           gauge({label(metrics::label_resource, resource), label(metrics::label_rule, rule),
                  label(metrics::label_state, to_string(s))},
                 s == current ? 1.0 : 0.0));
+    }
+    // An adaptive breaker also has a drop ratio; it makes no transitions, so has no such series.
+    if (window) {
+      drop_ratio.metric.push_back(
+          gauge({label(metrics::label_resource, resource), label(metrics::label_rule, rule)},
+                window->drop_ratio));
+      return;
     }
     breaker_series& series = breaker_series_[{std::string(resource), rule}];
     decltype(series.seen) now{};
