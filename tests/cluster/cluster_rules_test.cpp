@@ -196,6 +196,20 @@ TEST(ClusterRules, RedissUrlsNameTheirTlsFilesAsRedisPyDoes) {
   }
 }
 
+TEST(ClusterRules, RedisUrlCredentialsArePercentDecoded) {
+  std::string why;
+  const auto e = parse_redis_url("redis://ops%3Aa:p%25w%40rd@h/0", why);
+  ASSERT_TRUE(e) << why;
+  EXPECT_EQ(e->user, "ops:a");
+  EXPECT_EQ(e->password, "p%w@rd");
+  EXPECT_EQ(e->host, "h");
+  for (const char* url : {"redis://:50%@h", "redis://:p%zzw@h", "redis://u%0:pw@h"}) {
+    EXPECT_FALSE(parse_redis_url(url, why)) << url;
+    EXPECT_NE(why.find("the credentials are percent-encoded"), std::string::npos)
+        << url << ": " << why;
+  }
+}
+
 TEST(ClusterRules, ParsesBracketedIpv6Hosts) {
   std::string why;
   const auto with_port = parse_redis_url("redis://:pw@[::1]:7000/2", why);

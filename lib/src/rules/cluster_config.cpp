@@ -103,8 +103,16 @@ std::optional<redis_endpoint> parse_redis_url(std::string_view url, std::string&
       error = "credentials must be user:password@ or :password@";
       return std::nullopt;
     }
-    e.user = auth.substr(0, colon);
-    e.password = auth.substr(colon + 1);
+    // Percent-decoded, as URLs are and as redis-py reads them: a user may hold `:` as %3A, and a
+    // literal `%` is %25.
+    const auto user = percent_decoded(auth.substr(0, colon));
+    const auto password = percent_decoded(auth.substr(colon + 1));
+    if (!user || !password) {
+      error = "the credentials are percent-encoded: a % must start an escape (%25 for a % itself)";
+      return std::nullopt;
+    }
+    e.user = *user;
+    e.password = *password;
   }
   if (const auto question = rest.find('?'); question != std::string_view::npos) {
     const std::string_view query = rest.substr(question + 1);
