@@ -9,6 +9,7 @@
 #include "admin_json.hpp"
 #include "dashboard_page.hpp"
 #include "node/node_registry.hpp"
+#include "utf8.hpp"
 
 #include <boost/beast/http/field.hpp>
 #include <boost/json/array.hpp>
@@ -71,7 +72,8 @@ http::response<http::string_body> json_response(http::status status, std::string
                                                 unsigned version, bool keep_alive) {
   http::response<http::string_body> res{status, version};
   res.set(http::field::content_type, "application/json");
-  res.body() = std::move(body);
+  // Origins and parameter values are the callers' bytes; JSON text is UTF-8 (RFC 8259).
+  res.body() = detail::valid_utf8(std::move(body));
   res.keep_alive(keep_alive);
   res.prepare_payload();
   return res;

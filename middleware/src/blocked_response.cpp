@@ -1,4 +1,5 @@
 #include <floodgate/beast/blocked_response.hpp>
+#include "utf8.hpp"
 
 #include <boost/beast/http/field.hpp>
 
@@ -37,7 +38,8 @@ long retry_after_seconds(const block_info& block) noexcept {
 
 void append_json_escaped(std::string& out, std::string_view s) {
   static constexpr char hex[] = "0123456789abcdef";
-  for (const char c : s) {
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
@@ -49,8 +51,11 @@ void append_json_escaped(std::string& out, std::string_view s) {
           out += "\\u00";
           out += hex[(c >> 4) & 0xF];
           out += hex[c & 0xF];
+        } else if (const std::size_t n = detail::utf8_sequence_length(s, i); n == 0) {
+          out += detail::replacement_character;  // JSON text is UTF-8 (RFC 8259, section 8.1)
         } else {
-          out += c;
+          out.append(s.substr(i, n));
+          i += n - 1;
         }
     }
   }

@@ -3,6 +3,7 @@
 
 #include "admin_json.hpp"
 #include "node/node_registry.hpp"
+#include "utf8.hpp"
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
@@ -120,7 +121,7 @@ std::string dashboard_snapshot::operator()() {
   } else {
     out["system"] = nullptr;
   }
-  return json::serialize(out);
+  return detail::valid_utf8(json::serialize(out));  // names may hold any bytes
 }
 
 }  // namespace floodgate::beast

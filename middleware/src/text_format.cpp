@@ -1,5 +1,7 @@
 #include "text_format.hpp"
+#include "utf8.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -36,20 +38,28 @@ void append_unsigned(std::string& out, std::uint64_t v) {
 }
 
 void append_escaped(std::string& out, std::string_view s, bool quotes) {
-  if (s.find_first_of(quotes ? std::string_view{"\\\n\""} : std::string_view{"\\\n"}) ==
-      std::string_view::npos) {
+  const bool plain = std::all_of(s.begin(), s.end(), [quotes](char c) {
+    return static_cast<unsigned char>(c) < 0x80 && c != '\\' && c != '\n' && (c != '"' || !quotes);
+  });
+  if (plain) {
     out += s;  // the usual case: nothing to escape
     return;
   }
-  for (const char c : s) {
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
     if (c == '\\') {
       out += "\\\\";
     } else if (c == '\n') {
       out += "\\n";
     } else if (c == '"' && quotes) {
       out += "\\\"";
-    } else {
+    } else if (static_cast<unsigned char>(c) < 0x80) {
       out += c;
+    } else if (const std::size_t n = detail::utf8_sequence_length(s, i); n == 0) {
+      out += detail::replacement_character;  // the text format is UTF-8
+    } else {
+      out.append(s.substr(i, n));
+      i += n - 1;
     }
   }
 }

@@ -91,6 +91,19 @@ TEST_F(AdminApiTest, OriginsListsThePerOriginStatisticsOfOneResource) {
   EXPECT_EQ(get("/floodgate/origins").result_int(), 400u);
 }
 
+TEST_F(AdminApiTest, CallersBytesThatAreNotUtf8AreReplacedSoTheJsonStaysValid) {
+  // An origin is whatever a caller put in a header: here an ill-formed byte, an overlong '/'
+  // and a surrogate, around a well-formed "é". JSON text must be UTF-8 (RFC 8259, section 8.1).
+  context ctx{*engine_, "http-inbound", "a\xff\xc0\xaf" "b\xed\xa0\x80\xc3\xa9"};
+  { auto e = engine_->enter(ctx, "GET:/hello", {.type = entry_type::inbound}); }
+  const auto res = get("/floodgate/origins?resource=GET:/hello");
+  boost::system::error_code ec;
+  const json::value v = json::parse(res.body(), ec);  // Boost.JSON refuses ill-formed UTF-8
+  ASSERT_FALSE(ec) << ec.message();
+  EXPECT_EQ(v.as_array().at(0).at("origin").as_string(),
+            "a\uFFFD\uFFFD\uFFFDb\uFFFD\uFFFD\uFFFD\u00e9");
+}
+
 TEST_F(AdminApiTest, OriginsPastTheCapAreListedAsTheOverflowNode) {
   engine_options o;
   o.time = &clock_;

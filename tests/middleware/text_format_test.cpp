@@ -50,6 +50,15 @@ TEST(TextFormat, EscapesLabelValuesAndHelp) {
             "x{resource=\"a\\\"b\\\\c\\nd\"} 0.5\n");
 }
 
+TEST(TextFormat, LabelValuesAreValidUtf8) {
+  ClientMetric m;
+  m.label = {{"resource", "caf\xc3\xa9 \xff\"\xc0"}};
+  m.gauge.value = 1;
+  EXPECT_EQ(render({{"x", "h", MetricType::Gauge, {m}}}),
+            "# HELP x h\n# TYPE x gauge\n"
+            "x{resource=\"caf\xc3\xa9 \xef\xbf\xbd\\\"\xef\xbf\xbd\"} 1\n");
+}
+
 TEST(TextFormat, WritesSpecialValues) {
   ClientMetric nan;
   nan.gauge.value = std::nan("");

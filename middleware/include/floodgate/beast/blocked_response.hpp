@@ -35,7 +35,8 @@ http::response<http::string_body> make_error_response(http::status status,
                                                       std::string_view message, unsigned version,
                                                       bool keep_alive);
 
-/// Appends `s` to `out` as the contents of a JSON string (quotes not included).
+/// Appends `s` to `out` as the contents of a JSON string (quotes not included); a byte that
+/// starts no well-formed UTF-8 sequence becomes U+FFFD, so the JSON stays valid UTF-8.
 void append_json_escaped(std::string& out, std::string_view s);
 
 }  // namespace floodgate::beast
