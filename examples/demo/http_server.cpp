@@ -11,13 +11,16 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/string.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 
+#include <algorithm>
 #include <list>
+#include <string_view>
 #include <tuple>
 
 namespace floodgate::demo {
@@ -41,6 +44,57 @@ http::status parse_error_status(const boost::system::error_code& ec) {
     return http::status::bad_request;
   }
   return http::status::unknown;
+}
+
+/** The status for a request whose header frames it ambiguously, or `unknown` if it is sound.
+    Beast takes the body's length from a Transfer-Encoding whose last coding is `chunked`, else
+    from Content-Length, else reads none; a proxy in front that reads the same header otherwise
+    would see a different next request (request smuggling). So, as RFC 9112 asks (sections
+    3.2 and 6.1 to 6.3), the message is refused, and the connection closed, when:
+    - it carries Transfer-Encoding in HTTP/1.0, together with Content-Length, or with a last
+      coding other than `chunked` or `chunked` twice: 400;
+    - it asks for a coding other than `chunked` (gzip, ...), which this server does not decode: 501;
+    - it carries two Host fields: 400.
+    A request without Host is served (HTTP/1.0 clients and hand-written requests send none). */
+http::status framing_error(const http::request_parser<http::string_body>& parser) {
+  const auto& fields = parser.get();
+  if (fields.count(http::field::host) > 1) {
+    return http::status::bad_request;
+  }
+  const auto encodings = fields.equal_range(http::field::transfer_encoding);
+  if (encodings.first == encodings.second) {
+    return http::status::unknown;
+  }
+  if (fields.version() < 11 || fields.count(http::field::content_length) > 0) {
+    return http::status::bad_request;
+  }
+  bool chunked_last = false;
+  bool chunked_seen = false;
+  bool other = false;
+  for (auto it = encodings.first; it != encodings.second; ++it) {
+    std::string_view list{it->value()};
+    while (!list.empty()) {
+      const auto comma = list.find(',');
+      std::string_view coding = list.substr(0, comma);
+      list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+      coding.remove_prefix(std::min(coding.find_first_not_of(" \t"), coding.size()));
+      coding = coding.substr(0, coding.find_last_not_of(" \t") + 1);
+      if (coding.empty()) {
+        continue;  // empty list elements are allowed (RFC 9110, section 5.6.1)
+      }
+      const bool is_chunked = beast::iequals(coding, "chunked");
+      if (is_chunked && chunked_seen) {
+        return http::status::bad_request;
+      }
+      chunked_seen = chunked_seen || is_chunked;
+      other = other || !is_chunked;
+      chunked_last = is_chunked;
+    }
+  }
+  if (!chunked_last) {
+    return http::status::bad_request;
+  }
+  return other ? http::status::not_implemented : http::status::unknown;
 }
 
 }  // namespace
@@ -156,6 +210,13 @@ asio::awaitable<void> session(std::shared_ptr<http_server::shard> sh,
       // Beast counts the limit per parse call, not per header: bytes parsed by an earlier call
       // (the request line and first fields, when they arrive first) escape it. Checked whole here.
       if (!read_ec && header_bytes > limits.header_limit) read_ec = http::error::header_limit;
+      if (!read_ec) {
+        if (const http::status refused = framing_error(parser); refused != http::status::unknown) {
+          self->parser = nullptr;
+          co_await write_error(stream, refused, limits.write_timeout);
+          break;  // the rest of the connection cannot be framed
+        }
+      }
       if (!read_ec && !parser.is_done()) {
         std::tie(read_ec, std::ignore) =
             co_await http::async_read(stream, buffer, parser, use_tuple);

@@ -91,6 +91,38 @@ TEST_F(DemoTest, MalformedRequestsAreRefusedWithoutTouchingStatistics) {
   EXPECT_EQ(get("/hello", {{"X-Big", std::string(7000, 'a')}}).status, 200u);
 }
 
+TEST_F(DemoTest, AmbiguouslyFramedRequestsAreRefusedAndTheirConnectionClosed) {
+  start("{}");
+  // What follows the header would be the body to a proxy that reads the header otherwise: it must
+  // never be served as the next request (request smuggling, RFC 9112 section 6.3).
+  const std::string smuggled = "GET /users/smuggled HTTP/1.1\r\nHost: x\r\n\r\n";
+  const auto answer = [&](const std::string& header) {
+    http_connection c{demo_->port()};
+    c.send_raw(header + "\r\n" + smuggled);
+    const http_response first = c.read_response();
+    EXPECT_EQ(first.header("Connection"), "close") << header;
+    EXPECT_TRUE(c.closed_by_peer()) << header;
+    return first.status;
+  };
+  const std::string post = "POST /hello HTTP/1.1\r\nHost: x\r\n";
+  EXPECT_EQ(answer(post + "Transfer-Encoding: foo\r\n"), 400u);
+  EXPECT_EQ(answer(post + "Transfer-Encoding: chunked, foo\r\n"), 400u);
+  EXPECT_EQ(answer(post + "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n"), 400u);
+  EXPECT_EQ(answer(post + "Transfer-Encoding: foo\r\nContent-Length: 5\r\n"), 400u);
+  EXPECT_EQ(answer(post + "Transfer-Encoding: chunked\r\nContent-Length: 5\r\n"), 400u);
+  EXPECT_EQ(answer("POST /hello HTTP/1.0\r\nTransfer-Encoding: chunked\r\n"), 400u);
+  EXPECT_EQ(answer(post + "Transfer-Encoding: gzip, chunked\r\n"), 501u);
+  EXPECT_EQ(answer("GET /hello HTTP/1.1\r\nHost: a\r\nHost: b\r\n"), 400u);
+  EXPECT_TRUE(admin_json("/floodgate/resources").as_array().empty());
+
+  // Chunked alone, in any case, is the framing Beast reads; no Host is served too.
+  http_connection c{demo_->port()};
+  c.send_raw(post + "Transfer-Encoding: Chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n" +
+             "GET /hello HTTP/1.0\r\n\r\n");
+  EXPECT_EQ(c.read_response().status, 404u);  // POST /hello: no such route
+  EXPECT_EQ(c.read_response().status, 200u);
+}
+
 TEST_F(DemoTest, RequestHeaderOfMoreThan8KiBIs431ToTheByte) {
   start("{}");
   // Request line, fields and the blank line that ends them: `size` bytes in all.
