@@ -29,13 +29,16 @@ response reply(const request& req, unsigned status, std::string body,
   response res;
   res.version(req.version());
   res.result(status);
-  // 1xx, 204 and 304 responses carry no body.
-  const bool bodyless = status < 200 || status == 204 || status == 304;
-  if (!bodyless) {
+  res.keep_alive(req.keep_alive());
+  // 1xx, 204 and 304 responses carry no body and no Content-Length (RFC 9110, sections 8.6 and
+  // 15.4.5); a 205 no body, which Content-Length: 0 says (section 15.3.6).
+  if (status < 200 || status == 204 || status == 304) {
+    return res;
+  }
+  if (status != 205) {
     res.set(http::field::content_type, content_type);
     res.body() = std::move(body);
   }
-  res.keep_alive(req.keep_alive());
   res.prepare_payload();
   return res;
 }

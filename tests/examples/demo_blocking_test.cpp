@@ -258,7 +258,17 @@ TEST_F(DemoTest, EndpointsAnswerAsSpecified) {
   EXPECT_EQ(user.status, 200u);
   EXPECT_EQ(user.body, R"({"id":"42"})");
   EXPECT_EQ(get("/status/418").status, 418u);
-  EXPECT_EQ(get("/status/204").status, 204u);
+  // No body and no Content-Length on 204 and 304, no body on 205 (RFC 9110); the connection
+  // stays in step for the next request.
+  http_connection c{demo_->port()};
+  for (const unsigned code : {204u, 304u, 205u}) {
+    const http_response r = c.get("/status/" + std::to_string(code));
+    EXPECT_EQ(r.status, code);
+    EXPECT_EQ(r.body, "") << code;
+    EXPECT_EQ(r.has_header("Content-Length"), code == 205) << code;
+    EXPECT_EQ(c.get("/hello").body, "hello") << code;
+  }
+  EXPECT_EQ(get("/status/205").header("Content-Length"), "0");
   EXPECT_EQ(get("/status/700").status, 400u);
   EXPECT_EQ(get("/work?ms=70000").status, 400u);
   EXPECT_EQ(get("/work?ms=5").status, 200u);
