@@ -148,7 +148,10 @@ http::response<http::string_body> admin_api::handle(http::verb method, std::stri
       o["passQps"] = json_number(e->pass_qps(now));
       o["blockQps"] = json_number(e->block_qps(now));
       o["successQps"] = json_number(e->success_qps(now));
+      o["exceptionQps"] = json_number(e->exception_qps(now));
       o["avgRt"] = json_number(e->avg_rt(now));
+      o["minRt"] = json_number(e->min_rt(
+          now, static_cast<double>(engine_->nodes().windows().statistic_max_rt)));
       o["concurrency"] = e->concurrency();
       o["totalPass"] = e->total_pass(now);
       o["totalBlock"] = e->block_request(now);

@@ -70,8 +70,15 @@ TEST_F(AdminApiTest, TreeNestsChildrenFromTheRoot) {
   EXPECT_EQ(v.at("resource").as_string(), "machine-root");
   const auto& entrance = v.at("children").as_array().at(0);
   EXPECT_EQ(entrance.at("resource").as_string(), "http-inbound");
+  // An entrance has every field a resource node has (its sums over its children).
+  for (const char* key : {"passQps", "blockQps", "successQps", "exceptionQps", "avgRt", "minRt",
+                          "concurrency", "totalPass", "totalBlock"}) {
+    EXPECT_TRUE(entrance.as_object().contains(key)) << key;
+  }
+  EXPECT_EQ(entrance.at("totalPass").to_number<int>(), 1);
   const auto& work = entrance.at("children").as_array().at(0);
   EXPECT_EQ(work.at("resource").as_string(), "GET:/work");
+  EXPECT_EQ(entrance.at("minRt"), work.at("minRt"));  // its only child's
   const auto& backend = work.at("children").as_array().at(0);
   EXPECT_EQ(backend.at("resource").as_string(), "backend:work");
   EXPECT_TRUE(backend.at("children").as_array().empty());

@@ -1,5 +1,7 @@
 #include "node/default_node.hpp"
 
+#include <algorithm>
+
 namespace floodgate::node {
 
 void child_list::push(default_node* child) noexcept {
@@ -33,6 +35,17 @@ double entrance_node::success_qps(std::int64_t now_ms) const noexcept {
   double sum = 0;
   for_each_child(children_, [&](const default_node& c) { sum += c.success_qps(now_ms); });
   return sum;
+}
+double entrance_node::exception_qps(std::int64_t now_ms) const noexcept {
+  double sum = 0;
+  for_each_child(children_, [&](const default_node& c) { sum += c.exception_qps(now_ms); });
+  return sum;
+}
+double entrance_node::min_rt(std::int64_t now_ms, double idle) const noexcept {
+  double least = idle;
+  for_each_child(children_,
+                 [&](const default_node& c) { least = std::min(least, c.min_rt(now_ms)); });
+  return least;
 }
 double entrance_node::total_qps(std::int64_t now_ms) const noexcept {
   return pass_qps(now_ms) + block_qps(now_ms);

@@ -126,7 +126,10 @@ class entrance_node {
   double pass_qps(std::int64_t now_ms) const noexcept;
   double block_qps(std::int64_t now_ms) const noexcept;
   double success_qps(std::int64_t now_ms) const noexcept;
+  double exception_qps(std::int64_t now_ms) const noexcept;
   double total_qps(std::int64_t now_ms) const noexcept;
+  /// The least of its children's minRt; `idle` (the window's statisticMaxRt) without children.
+  double min_rt(std::int64_t now_ms, double idle) const noexcept;
   /// Σ(child avgRt × child passQps) / Σ child passQps (divisor 1 when 0), as Sentinel.
   double avg_rt(std::int64_t now_ms) const noexcept;
   std::uint64_t total_request(std::int64_t now_ms) const noexcept;

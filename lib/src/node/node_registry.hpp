@@ -164,6 +164,9 @@ class node_registry {
   node_registry(const node_registry&) = delete;
   node_registry& operator=(const node_registry&) = delete;
 
+  /// The shape of every node's windows.
+  const stat::window_config& windows() const noexcept { return windows_; }
+
   /// The resource's cluster node, created on first use; null past the resource cap.
   cluster_node* resource(std::string_view name) noexcept;
   const cluster_node* find_resource(std::string_view name) const noexcept;
