@@ -60,7 +60,7 @@ boost::json::object breaker_json(std::string_view resource, const circuit_breake
   o["state"] = to_string(reported_state(state, window));
   if (window) {
     o["grade"] = "adaptive";
-    o["dropRatio"] = window->drop_ratio;
+    o["dropRatio"] = json_number(window->drop_ratio);
     o["requests"] = window->requests;
     o["accepts"] = window->accepts;
   }
