@@ -10,6 +10,7 @@
 #include <boost/json/serialize.hpp>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <string_view>
 #include <utility>
@@ -31,11 +32,25 @@ constexpr std::array<std::pair<breaker_state, breaker_state>, 4> transitions = {
 
 struct resource_row {
   const node::cluster_node* node;
-  double pass;
-  double block;
+  /// pass, block, success (completions), error: since the previous snapshot (the first
+  /// snapshot: the 1-second window's rates).
+  std::array<double, 4> counts;
 };
 
+std::uint64_t load(const auto& counter) { return counter.load(std::memory_order_acquire); }
+
 }  // namespace
+
+dashboard_snapshot::resource_counts dashboard_snapshot::counts_of(const node::cluster_node& n) {
+  const auto& t = n.totals();
+  resource_counts c{};
+  c[0] = load(t.passed);
+  for (std::size_t r = 0; r < block_reason_count; ++r) c[1] += load(t.blocked[r]);
+  // Completions before errors, so that an error being counted is never a completion short.
+  for (std::size_t i = 0; i < node::totals_layout::histogram_size; ++i) c[2] += load(t.duration[i]);
+  c[3] = load(t.errors);
+  return c;
+}
 
 std::string dashboard_snapshot::operator()() {
   const std::int64_t now = engine_->time().now_ms();
@@ -49,27 +64,43 @@ std::string dashboard_snapshot::operator()() {
   std::array<std::uint64_t, block_reason_count> blocked{};
   nodes.for_each_resource([&](const node::cluster_node& n) {
     for (std::size_t r = 0; r < block_reason_count; ++r) {
-      blocked[r] += n.totals().blocked[r].load(std::memory_order_acquire);
+      blocked[r] += load(n.totals().blocked[r]);
     }
-    if (n.total_pass(now) + n.block_request(now) > 0 || n.concurrency() > 0) {
-      rows.push_back({&n, n.pass_qps(now), n.block_qps(now)});
+    // Counts from the resource's monotonic totals, so that the snapshots of a stream add up to
+    // exactly what happened, however requests fall against the sliding window's buckets. A
+    // resource first seen now was made since the previous snapshot: all its counts are new.
+    const resource_counts total = counts_of(n);
+    const auto last = last_counts_.try_emplace(&n, resource_counts{}).first;
+    resource_row row{&n, {}};
+    if (first_) {
+      row.counts = {n.pass_qps(now), n.block_qps(now), n.success_qps(now), n.exception_qps(now)};
+    } else {
+      for (std::size_t i = 0; i < total.size(); ++i) {
+        const std::uint64_t before = last->second[i];
+        row.counts[i] = static_cast<double>(total[i] >= before ? total[i] - before : 0);
+      }
+    }
+    last->second = total;
+    if (n.total_pass(now) + n.block_request(now) > 0 || n.concurrency() > 0 ||
+        row.counts[0] + row.counts[1] + row.counts[2] > 0) {
+      rows.push_back(row);
     }
   });
   const std::size_t shown = std::min(rows.size(), max_resources);
   std::partial_sort(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(shown), rows.end(),
                     [](const resource_row& a, const resource_row& b) {
-                      const double ta = a.pass + a.block;
-                      const double tb = b.pass + b.block;
+                      const double ta = a.counts[0] + a.counts[1];
+                      const double tb = b.counts[0] + b.counts[1];
                       return ta != tb ? ta > tb : a.node->name() < b.node->name();
                     });
   json::array resources;
   resources.reserve(shown);
   for (std::size_t i = 0; i < shown; ++i) {
     const node::cluster_node& n = *rows[i].node;
-    resources.push_back(json::array{json::value(n.name()), json_number(rows[i].pass),
-                                    json_number(rows[i].block), json_number(n.success_qps(now)),
-                                    json_number(n.exception_qps(now)), json_number(n.avg_rt(now)),
-                                    json::value(n.concurrency())});
+    const auto& c = rows[i].counts;
+    resources.push_back(json::array{json::value(n.name()), json_number(c[0]), json_number(c[1]),
+                                    json_number(c[2]), json_number(c[3]),
+                                    json_number(n.avg_rt(now)), json::value(n.concurrency())});
   }
   out["resources"] = std::move(resources);
   out["resourceCount"] = nodes.resource_count();

@@ -61,6 +61,30 @@ TEST_F(DashboardSnapshotTest, RowsAreTheBusiestResourcesFirst) {
   EXPECT_GT(v.at("t").to_number<std::int64_t>(), 1'600'000'000'000);
 }
 
+TEST_F(DashboardSnapshotTest, SnapshotsAddUpToExactlyTheRequestsServed) {
+  clock_.set_ms(1'000'000'900);  // late in a 500 ms bucket: the window at the next snapshot,
+  (void)take();                  // 1 s on, no longer holds the bucket of the requests below
+  clock_.advance_ms(50);
+  hit("GET:/a", 3);
+  hit("GET:/a", 2, /*error=*/true);
+  clock_.advance_ms(950);
+  json::value v = take();
+  ASSERT_EQ(v.at("resources").as_array().size(), 1u);
+  const json::array& row = v.at("resources").as_array()[0].as_array();
+  EXPECT_EQ(row[0].as_string(), "GET:/a");
+  EXPECT_EQ(row[1].to_number<double>(), 5.0);  // passes
+  EXPECT_EQ(row[2].to_number<double>(), 0.0);  // blocks
+  EXPECT_EQ(row[3].to_number<double>(), 5.0);  // completions
+  EXPECT_EQ(row[4].to_number<double>(), 2.0);  // errors
+  // The next second counts only its own requests.
+  clock_.advance_ms(1'000);
+  hit("GET:/a", 1);
+  v = take();
+  EXPECT_EQ(v.at("resources").as_array()[0].as_array()[1].to_number<double>(), 1.0);
+  clock_.advance_ms(1'000);
+  EXPECT_EQ(take().at("resources").as_array()[0].as_array()[1].to_number<double>(), 0.0);
+}
+
 TEST_F(DashboardSnapshotTest, ResourcesIdleForAMinuteAreLeftOut) {
   hit("old", 1);
   clock_.advance_ms(61'000);

@@ -6,9 +6,13 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 
 namespace floodgate::config {
 class rule_file_watcher;
+}
+namespace floodgate::node {
+class cluster_node;
 }
 
 namespace floodgate::beast {
@@ -19,7 +23,11 @@ namespace floodgate::beast {
     - `t`: Unix time in ms;
     - `resources`: `[resource, passQps, blockQps, successQps, exceptionQps, avgRt, concurrency]`
       rows (arrays, to keep 5 minutes of them small), busiest first (pass + block), at most
-      `max_resources`, only resources with traffic in the last minute or requests in flight;
+      `max_resources`, only resources with traffic in the last minute or requests in flight.
+      The four rates are the passes, blocks, completions and errors since the previous snapshot
+      (a stream takes one a second), from the resource's monotonic totals: the snapshots of a
+      stream add up to exactly the requests served. The first snapshot, with nothing before it,
+      gives the 1-second window's rates instead;
     - `resourceCount`: every tracked resource; `overflow`: resources refused past the cap;
     - `blocked`: blocks per reason since the previous snapshot;
     - `breakers`: `{resource, rule, state, nextProbeInMs, transitions}` (`nextProbeInMs` null
@@ -44,9 +52,15 @@ class dashboard_snapshot {
   std::string operator()();
 
  private:
+  /// A resource's pass, block, completion and error totals.
+  using resource_counts = std::array<std::uint64_t, 4>;
+  static resource_counts counts_of(const node::cluster_node& n);
+
   const engine* engine_;
   const config::rule_file_watcher* watcher_;
   std::array<std::uint64_t, block_reason_count> last_blocked_{};
+  /// Each resource's totals at the previous snapshot (nodes live as long as the engine).
+  std::unordered_map<const node::cluster_node*, resource_counts> last_counts_;
   bool first_ = true;
   std::uint64_t rules_version_ = ~std::uint64_t{0};  ///< of has_system_rules_
   bool has_system_rules_ = false;
