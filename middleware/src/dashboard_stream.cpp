@@ -14,6 +14,11 @@
 #include <mutex>
 #include <vector>
 
+#if defined(__linux__)
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
+#endif
+
 namespace floodgate::beast {
 
 namespace asio = boost::asio;
@@ -48,6 +53,19 @@ std::string full_response() {
   return r;
 }
 
+/// Bytes written to `socket` that its peer has not acknowledged yet (Linux); 0 where unknown.
+std::size_t unacknowledged(tcp::socket& socket) {
+#if defined(__linux__)
+  int queued = 0;
+  if (::ioctl(socket.native_handle(), SIOCOUTQ, &queued) == 0 && queued > 0) {
+    return static_cast<std::size_t>(queued);
+  }
+#else
+  (void)socket;
+#endif
+  return 0;
+}
+
 void close(tcp::socket& socket) {
   boost::system::error_code ec;
   socket.shutdown(tcp::socket::shutdown_both, ec);
@@ -62,6 +80,7 @@ struct dashboard_stream::hub : std::enable_shared_from_this<hub> {
     tcp::socket socket;
     bool writing = false;
     std::chrono::nanoseconds write_started{};
+    std::chrono::nanoseconds keeping_up_since{};  ///< last tick its socket held at most one event
     snapshot next;                   ///< the newest snapshot, waiting for the write in flight
     std::array<char, 256> discard{};  ///< what the client sends (nothing, normally) goes here
   };
@@ -122,6 +141,17 @@ struct dashboard_stream::hub : std::enable_shared_from_this<hub> {
     for (auto it = live.begin(); it != live.end();) {
       const subscriber_ptr& s = *it;
       if (!s->writing) {
+        // The write completed, which only says the kernel took the bytes: a client that does
+        // not read leaves them queued there (its own buffer full, ours growing). One that
+        // reads has taken all but perhaps the last event by the next tick.
+        if (unacknowledged(s->socket) <= shared->size()) {
+          s->keeping_up_since = t;
+        } else if (t - s->keeping_up_since >= options.stall_timeout) {
+          close(s->socket);
+          it = live.erase(it);
+          count.store(live.size(), std::memory_order_release);
+          continue;
+        }
         write(s, {shared});
       } else if (t - s->write_started >= options.stall_timeout) {
         close(s->socket);  // it stopped reading: its write never ends
@@ -197,6 +227,7 @@ struct dashboard_stream::hub : std::enable_shared_from_this<hub> {
       return;
     }
     auto s = std::make_shared<subscriber>(std::move(socket));
+    s->keeping_up_since = now();
     live.push_back(s);
     count.store(live.size(), std::memory_order_release);
     write(s, {ring.begin(), ring.end()}, true);

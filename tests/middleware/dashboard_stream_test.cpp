@@ -238,6 +238,39 @@ TEST_F(DashboardStreamTest, ASubscriberThatStopsReadingIsDroppedWithinFiveSecond
   EXPECT_EQ(reader_events(), static_cast<std::size_t>(ticks + 1));
 }
 
+TEST_F(DashboardStreamTest, ASubscriberThatStopsReadingSmallSnapshotsIsDroppedToo) {
+  // Snapshots of 2 KB: each write completes into the kernel's buffers, so only what the
+  // client leaves unread shows that it stopped. The stalled client's window is a few KB.
+  const std::string pad(2000, 'x');
+  payload_ = [&pad] { return R"({"pad":")" + pad + "\"}"; };
+  make_stream();
+  auto stalled = subscribe(1024);
+  auto reader = subscribe();
+  std::size_t newlines = 0;
+  const auto read_all = [&](std::size_t want_events) {
+    for (int i = 0; i < max_rounds && (newlines < 8 || (newlines - 8) / 2 < want_events); ++i) {
+      io_.run_for(1ms);
+      boost::system::error_code ec;
+      while (reader->available(ec) > 0 && !ec) {
+        char buf[65536];
+        const std::size_t n = reader->read_some(asio::buffer(buf), ec);
+        newlines += static_cast<std::size_t>(std::count(buf, buf + n, '\n'));
+      }
+    }
+  };
+  int ticks = 0;
+  while (stream_->subscribers() == 2 && ticks < 60) {
+    read_all(static_cast<std::size_t>(ticks));
+    tick();
+    ++ticks;
+  }
+  EXPECT_EQ(stream_->subscribers(), 1u) << "still there after " << ticks << " s";
+  EXPECT_GE(ticks, 5) << "dropped before its stall timeout";
+  EXPECT_TRUE(closed(*stalled));
+  read_all(static_cast<std::size_t>(ticks));
+  EXPECT_EQ((newlines - 8) / 2, static_cast<std::size_t>(ticks));  // the reader got every one
+}
+
 TEST_F(DashboardStreamTest, StopClosesEverySubscriberAndCallsTheSourceNoMore) {
   make_stream();
   auto client = subscribe();
