@@ -48,6 +48,40 @@ bool document_reader::quote_closed(const YAML::Node& node) const {
   return false;
 }
 
+bool document_reader::colon_follows(const YAML::Node& key) const {
+  const YAML::Mark mark = key.Mark();
+  if (mark.is_null() || mark.pos < 0) return true;
+  std::size_t i = static_cast<std::size_t>(mark.pos) + bom_;
+  if (i >= text_.size()) return true;
+  const auto ends_key = [&](std::size_t k) {  // a `:` followed by a space, a line end or EOF
+    return text_[k] == ':' &&
+           (k + 1 == text_.size() || text_[k + 1] == ' ' || text_[k + 1] == '\t' ||
+            text_[k + 1] == '\r' || text_[k + 1] == '\n' || text_[k + 1] == ',' ||
+            text_[k + 1] == '}');
+  };
+  if (text_[i] == '"' || text_[i] == '\'') {
+    const char quote = text_[i];
+    for (++i; i < text_.size() && text_[i] != quote; ++i) {
+      if (quote == '"' && text_[i] == '\\') ++i;
+    }
+    for (++i; i < text_.size() && (text_[i] == ' ' || text_[i] == '\t'); ++i) {
+    }
+    return i < text_.size() && text_[i] == ':';  // JSON: `"key":value`
+  }
+  if (text_[i] == '?') return true;  // an explicit key: `?` and `:` on lines of their own
+  // A plain key ends at its `:`, on its line; a line end, a comment or a flow delimiter first
+  // means there is none.
+  for (; i < text_.size(); ++i) {
+    const char c = text_[i];
+    if (ends_key(i)) return true;
+    if (c == '\n' || c == '\r' || c == ',' || c == '}' || c == ']' ||
+        (c == '#' && i > 0 && (text_[i - 1] == ' ' || text_[i - 1] == '\t'))) {
+      return false;
+    }
+  }
+  return false;
+}
+
 void document_reader::error(location at, std::string path, std::string message) {
   if (capped_) return;
   // Every error prints as FILE:LINE:COLUMN (SPEC §3); one about the file as a whole (unreadable,

@@ -51,6 +51,11 @@ class document_reader {
       quote left open at the end of the file (a half-written file) as if it were closed. */
   bool quote_closed(const YAML::Node& node) const;
 
+  /** False when the mapping key `key` has no `:` after it: yaml-cpp 0.7 reads a bare word on
+      the last line of a block mapping (`degrade` where `degrade:` was being written) as a key
+      with a null value instead of a syntax error. */
+  bool colon_follows(const YAML::Node& key) const;
+
   /// Records an error; `path` as the file spells it, empty for file-level errors.
   void error(location at, std::string path, std::string message);
   /// Whether an error was already recorded for `actual_path`.

@@ -48,6 +48,11 @@ map_reader::map_reader(document_reader& doc, const YAML::Node& map, node_path pa
       continue;
     }
     const std::string& name = it->first.Scalar();
+    if (it->second.IsNull() && !doc_.colon_follows(it->first)) {
+      doc_.error(key_at, path_.key(abbreviate(name), abbreviate(name)).actual,
+                 "\"" + abbreviate(name) + "\" has no ':' after it (a half-written file?)");
+      continue;
+    }
     const key_spec* spec = nullptr;
     std::string_view spelled;
     for (const auto& k : keys_) {

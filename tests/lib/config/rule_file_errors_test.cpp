@@ -238,6 +238,13 @@ const bad_input bad_inputs[] = {
     {"HotKeysUnknownSource", "hotKeys:\n  - {resource: a, threshold: 1, param: {from: cookie, name: id}}\n", 2, 47, "hotKeys[0].param.from", "unknown value \"cookie\"; expected header | query"},
     {"HotKeysUnknownKey", "hotKeys:\n  - {resource: a, threshold: 1, paramIdx: 0, count: 5}\n", 2, 46, "hotKeys[0].count", "unknown key \"count\""},
     {"HotKeysSectionIsNotAList", "hotKeys: {resource: a}\n", 1, 10, "hotKeys", "must be a list of rules"},
+    // A writer cut off after a key's name: yaml-cpp reads the bare word as a key with no value.
+    {"SectionNameCutOffBeforeItsColon", "flow:\n  - resource: a\n    count: 1\ndegrade\n", 4, 1,
+     "degrade", "\"degrade\" has no ':' after it (a half-written file?)"},
+    {"FieldNameCutOffBeforeItsColon", "flow:\n  - resource: a\n    count: 1\n    grade", 4, 5,
+     "flow[0].grade", "\"grade\" has no ':' after it"},
+    {"BareWordInAFlowMapping", "flow:\n  - {resource: a, count: 1, dryRun}\n", 2, 29,
+     "flow[0].dryRun", "\"dryRun\" has no ':' after it"},
     // Names: two rules of one resource must not share a label in metrics and the admin API.
     {"DegradeNamesOfOneResourceCollide",
      "degrade:\n  - {name: dup, resource: a, count: 1, timeWindow: 1}\n  - {name: dup, resource: a, count: 2, timeWindow: 1}\n",
