@@ -37,12 +37,12 @@ TEST_F(DemoTest, EveryStartUpRuleErrorIsAFileLineColumnLine) {
   rules_dir syntax{"flow:\n  - resource: [\n"};
   const demo_result broken = run_demo({"--rules", syntax.path()}, 30s);
   EXPECT_EQ(broken.exit_code, 2);
-  EXPECT_EQ(broken.err.rfind(syntax.path() + ":3:1: YAML syntax error: ", 0), 0u) << broken.err;
+  EXPECT_EQ(broken.err.rfind(syntax.path() + ":3:1: (file): YAML syntax error: ", 0), 0u) << broken.err;
 
   const std::string missing = syntax.path() + ".missing";
   const demo_result absent = run_demo({"--rules", missing}, 30s);
   EXPECT_EQ(absent.exit_code, 2);
-  EXPECT_EQ(absent.err, missing + ":1:1: cannot open: No such file or directory\n");
+  EXPECT_EQ(absent.err, missing + ":1:1: (file): cannot open: No such file or directory\n");
 }
 
 TEST_F(DemoTest, UnknownFlagsAreRejected) {

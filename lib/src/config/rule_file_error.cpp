@@ -3,9 +3,9 @@
 namespace floodgate::config {
 
 std::string rule_file_error::to_string() const {
-  std::string out = file + ":" + std::to_string(line) + ":" + std::to_string(column) + ": ";
-  if (!path.empty()) out += path + ": ";
-  return out + message;
+  // Every error has the SPEC's four parts; one about the file as a whole has `(file)` as path.
+  return file + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " +
+         (path.empty() ? std::string(file_level_path) : path) + ": " + message;
 }
 
 std::string parse_result::error_text() const {

@@ -225,9 +225,9 @@ TEST(RuleFile, ErrorsPrintAsFileLineColumnPathMessage) {
   const rule_file_error located{"rules.yaml", 7, 12, "flow[1].count", "must be >= 0"};
   EXPECT_EQ(located.to_string(), "rules.yaml:7:12: flow[1].count: must be >= 0");
   const rule_file_error syntax{"rules.yaml", 3, 1, "", "YAML syntax error: x"};
-  EXPECT_EQ(syntax.to_string(), "rules.yaml:3:1: YAML syntax error: x");
+  EXPECT_EQ(syntax.to_string(), "rules.yaml:3:1: (file): YAML syntax error: x");
   const rule_file_error unreadable{"rules.yaml", 1, 1, "", "cannot open: x"};
-  EXPECT_EQ(unreadable.to_string(), "rules.yaml:1:1: cannot open: x");
+  EXPECT_EQ(unreadable.to_string(), "rules.yaml:1:1: (file): cannot open: x");
 }
 
 TEST(RuleFile, ReportsEveryErrorOfTheFileInFileOrder) {

@@ -102,7 +102,7 @@ TEST_F(RuleFileWatcher, StartWithAMissingFileIsAnErrorAndLoadsNothing) {
   const parse_result result = watcher.start();
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.error_text(),
-            dir_.file("absent.yaml") + ":1:1: cannot open: No such file or directory\n");
+            dir_.file("absent.yaml") + ":1:1: (file): cannot open: No such file or directory\n");
   EXPECT_EQ(eng_.rules(), rule_set{});
   EXPECT_EQ(watcher.status().failures, 1u);
   EXPECT_FALSE(watcher.status().ok);
@@ -209,7 +209,8 @@ TEST_F(RuleFileWatcher, DeletedFileKeepsTheRulesAndARecreatedOneLoads) {
 
   fs::remove(path);
   ASSERT_TRUE(run_until([&] { return watcher.status().failures == 1; }));
-  EXPECT_EQ(watcher.status().error, path + ":1:1: cannot open: No such file or directory\n");
+  EXPECT_EQ(watcher.status().error,
+            path + ":1:1: (file): cannot open: No such file or directory\n");
   EXPECT_EQ(count_in_force(), 1);
 
   dir_.write("rules.yaml", rules_with_count(2));

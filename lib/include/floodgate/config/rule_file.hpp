@@ -16,6 +16,9 @@ namespace floodgate::config {
 inline constexpr std::size_t max_rule_file_bytes = 1024 * 1024;
 
 /// One problem of a rule file, located. Printed as `FILE:LINE:COLUMN: PATH: message`.
+/// What to_string() prints as the path of an error about the file as a whole.
+inline constexpr std::string_view file_level_path = "(file)";
+
 struct rule_file_error {
   std::string file;
   int line = 1;      ///< 1-based; 1 for errors about the file as a whole
