@@ -284,6 +284,36 @@ TEST(RedisCluster, AWrongPasswordIsReportedAndFallsBack) {
   EXPECT_TRUE(eventually([&] { return inst.mode_is(cluster_mode::global); }, 3s));
 }
 
+TEST(RedisCluster, SpentPassesOfARuleLabelOnlyGrowAcrossReloads) {
+  START_REDIS_OR_SKIP(redis);
+  auto rules = global_rule(redis->url(), 1000);
+  rules.flow[0].name = "hello";
+  instance inst(rules, "solo");
+  // Spent counts settle when the next lease is asked for: flood until some are reported.
+  std::uint64_t seen = 0;
+  const auto spent_at_least = [&](std::uint64_t floor) {
+    return eventually([&] {
+      inst.flood(20);
+      const auto s = inst.adapter->status();
+      if (s.rules.empty()) return false;
+      EXPECT_GE(s.rules[0].spent, seen) << "the counter went back";
+      seen = std::max(seen, s.rules[0].spent);
+      return s.rules[0].spent >= floor;
+    });
+  };
+  ASSERT_TRUE(spent_at_least(1));
+  const std::uint64_t before_change = seen;
+  rules.flow[0].count = 1001;  // a changed rule: a new lease and planner under the same label
+  ASSERT_TRUE(inst.eng.load_rules(rules));
+  ASSERT_TRUE(eventually([&] { return inst.rule().limit == 1001; }));
+  EXPECT_GE(inst.rule().spent, before_change);
+  ASSERT_TRUE(spent_at_least(before_change + 1));
+  const std::uint64_t before_reconnect = seen;
+  rules.cluster->name_space = "other";  // a changed cluster: section: a new planner
+  ASSERT_TRUE(inst.eng.load_rules(rules));
+  ASSERT_TRUE(spent_at_least(before_reconnect + 1));
+}
+
 /// Makes OpenSSL's default trust store one certificate file (SSL_CERT_FILE) while it lives. Set
 /// before any adapter thread starts and cleared after they stop: the environment is not
 /// thread-safe.

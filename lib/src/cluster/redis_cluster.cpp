@@ -54,8 +54,13 @@ struct tracked_rule {
   std::int32_t index = 0;
   std::shared_ptr<cluster_lease> lease;
   lease_planner planner;
+  /// Passes spent under planners this rule had before (a reconnect starts a new one) and under
+  /// the rule it replaced: the spent counter of a rule label only grows (SPEC §6).
+  std::uint64_t spent_before = 0;
   std::string key;
   std::string last_error;
+
+  std::uint64_t spent() const noexcept { return spent_before + planner.spent(); }
 };
 
 }  // namespace
@@ -142,10 +147,12 @@ class redis_cluster::impl {
       // Leases and windows of the old Redis mean nothing to the new one.
       for (tracked_rule& t : rules_) {
         t.lease->revoke();
+        t.spent_before = t.spent();
         t.planner = lease_planner(floodgate::detail::fresh_ms_lag());
       }
     }
     std::vector<tracked_rule> next;
+    std::vector<std::size_t> fresh;  // places in `next` of rules not followed before
     engine_.for_each_cluster_rule(
         [&](const flow_rule& rule, std::int32_t index, const std::shared_ptr<cluster_lease>& l) {
           const auto same = std::find_if(rules_.begin(), rules_.end(),
@@ -165,7 +172,22 @@ class redis_cluster::impl {
             enter_fallback(t);
           }
           next.push_back(std::move(t));
+          fresh.push_back(next.size() - 1);
         });
+    // A changed rule continues the spent count of the one it replaced under its label: what is
+    // left in rules_ with a lease are the rules no longer in force (the kept ones moved out).
+    for (const std::size_t i : fresh) {
+      tracked_rule& t = next[i];
+      const std::string label = rule_label(t.rule, t.index);
+      for (tracked_rule& old : rules_) {
+        if (old.lease != nullptr && old.rule.resource == t.rule.resource &&
+            rule_label(old.rule, old.index) == label) {
+          t.spent_before = old.spent();
+          old.lease = nullptr;  // carried once
+          break;
+        }
+      }
+    }
     rules_ = std::move(next);
   }
 
@@ -327,7 +349,7 @@ class redis_cluster::impl {
     for (const tracked_rule& r : rules_) {
       s.rules.push_back({r.rule.resource, rule_label(r.rule, r.index), r.lease->mode(),
                          limit_of(r), fallback_count_of(r), r.lease->available(),
-                         r.planner.spent(), r.last_error});
+                         r.spent(), r.last_error});
     }
     std::lock_guard lock(status_mutex_);
     status_ = std::move(s);
