@@ -91,5 +91,35 @@ TEST(LeasePlanner, WaitsForTheWindowToFreeWhenTheStoreIsExhausted) {
   EXPECT_TRUE(p.plan(lease, 1700, 100));
 }
 
+TEST(LeasePlanner, AWindowFullOfItsOwnUnspentPassesIsAskedAgainWithThemAtOnce) {
+  cluster_lease lease;
+  lease_planner p;
+  (void)p.plan(lease, 1000, 10);
+  // Asked 3, granted 2: the window is full until 1900, when its oldest bucket leaves.
+  p.on_reply(lease, lease_ask{.asked = 3}, granted(2, 10, 60, 900), 1000);
+  ASSERT_TRUE(lease.try_take(1, 1001));
+  // The lease ends at 1058 with one pass unspent: handing it back frees room, so ask now.
+  const auto ask = p.plan(lease, 1058, 10);
+  ASSERT_TRUE(ask);
+  EXPECT_EQ(ask->returned, 1u);
+  EXPECT_EQ(ask->returned_bucket, 10);
+  // Granted nothing even so: the window is full of other passes; wait for it.
+  p.on_reply(lease, *ask, granted(0, 11, 100, 842), 1058);
+  lease.note_miss(1);
+  EXPECT_FALSE(p.plan(lease, 1899, 10));
+  EXPECT_TRUE(p.plan(lease, 1900, 10));
+}
+
+TEST(LeasePlanner, AWindowFullOfSpentPassesIsWaitedFor) {
+  cluster_lease lease;
+  lease_planner p;
+  (void)p.plan(lease, 1000, 10);
+  p.on_reply(lease, lease_ask{.asked = 3}, granted(2, 10, 60, 900), 1000);
+  ASSERT_TRUE(lease.try_take(2, 1001));
+  lease.note_miss(1);
+  EXPECT_FALSE(p.plan(lease, 1058, 10));  // nothing to hand back: no room before 1900
+  EXPECT_TRUE(p.plan(lease, 1900, 10));
+}
+
 }  // namespace
 }  // namespace floodgate::cluster::detail

@@ -35,7 +35,11 @@ std::optional<lease_ask> lease_planner::plan(cluster_lease& lease, std::int64_t 
     estimated_at_ms_ = now_ms;
   }
   const bool empty = bucket_ < 0 || (lease.available() == 0 && misses > 0);
-  if (!empty || now_ms < next_ask_ms_) {
+  // After a short grant the window stays full until its oldest bucket leaves (next_ask_ms_),
+  // unless this lease's own unspent passes fill it: handing them back frees that room now, and
+  // a request carries them, so one is sent at once. Waiting would hold them until then and
+  // refuse requests below the limit (at 9 a second against a count of 10, one a second).
+  if (!empty || (now_ms < next_ask_ms_ && returned_ == 0)) {
     return std::nullopt;
   }
   const double per_bucket = std::ceil(rate_ * static_cast<double>(bucket_ms) / 1000.0 * 1.5);

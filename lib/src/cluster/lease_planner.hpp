@@ -28,7 +28,7 @@ struct lease_reply {
     a request never finds the lease empty just because traffic was quiet; sizes it to 1.5x the
     rule's recent demand (passes spent plus passes missed) per bucket, capped at the limit; hands
     back what expired unspent with the next request; and waits for the window to free before
-    asking again when the store said it is full.
+    asking again when the store said it is full, unless it has unspent passes to hand back.
 
     @par Thread Safety
     Not thread-safe: one owner thread (the lease itself is shared with request threads).
