@@ -3,7 +3,9 @@
 #include "config/cluster_section.hpp"
 #include "config/map_reader.hpp"
 
+#include <array>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 namespace floodgate::config::detail {
@@ -29,11 +31,22 @@ void read_name_and_resource(map_reader& m, std::string& name, std::string& resou
   if (auto v = m.string("resource", presence::required)) resource = *v;
 }
 
+/// The keys of read_sentinel_extras() that Sentinel's dashboard adds to a rule.
+constexpr std::array<std::string_view, 5> sentinel_dashboard_keys = {"app", "ip", "port",
+                                                                     "gmtCreate", "gmtModified"};
+
 /** Keys Sentinel's rule JSON carries that mean nothing here: accepted in their harmless form so
     that Sentinel rules paste unchanged, rejected where they would ask for something unsupported. */
 void read_sentinel_extras(map_reader& m) {
   if (const YAML::Node* id = m.node("id"); id != nullptr && !id->IsScalar()) {
     m.error("id", "must be a number or a string");
+  }
+  // What Sentinel's dashboard stores with a rule it publishes (its rule entities, as its Nacos
+  // and Apollo publishers write them): whose rule it is and when it changed.
+  for (const std::string_view key : sentinel_dashboard_keys) {
+    if (const YAML::Node* v = m.node(key); v != nullptr && !v->IsScalar()) {
+      m.error(key, "must be a number or a string (Sentinel dashboard metadata, ignored)");
+    }
   }
   if (m.boolean("regex").value_or(false)) {
     m.error("regex", "regular-expression resources are not supported");
@@ -269,7 +282,12 @@ void read_rule_document(document_reader& doc, const YAML::Node& root, rule_set& 
                 {"id"},
                 {"regex"},
                 {"clusterMode"},
-                {"clusterConfig"}},
+                {"clusterConfig"},
+                {"app"},
+                {"ip"},
+                {"port"},
+                {"gmtCreate"},
+                {"gmtModified"}},
                read_flow);
   read_section(top, "degrade", out.degrade, clean.degrade,
                {{"name"},
@@ -283,10 +301,16 @@ void read_rule_document(document_reader& doc, const YAML::Node& root, rule_set& 
                 {"k"},
                 {"limitApp"},
                 {"id"},
-                {"regex"}},
+                {"regex"},
+                {"app"},
+                {"ip"},
+                {"port"},
+                {"gmtCreate"},
+                {"gmtModified"}},
                read_degrade);
   read_section(top, "authority", out.authority, clean.authority,
-               {{"name"}, {"resource"}, {"strategy"}, {"limitApp"}, {"id"}, {"regex"}},
+               {{"name"}, {"resource"}, {"strategy"}, {"limitApp"}, {"id"}, {"regex"}, {"app"},
+                {"ip"}, {"port"}, {"gmtCreate"}, {"gmtModified"}},
                read_authority);
   check_one_authority_rule_per_resource(doc, top.path_of("authority"), out.authority);
   read_section(top, "system", out.system, clean.system,
@@ -299,7 +323,12 @@ void read_rule_document(document_reader& doc, const YAML::Node& root, rule_set& 
                 {"resource"},
                 {"limitApp"},
                 {"id"},
-                {"regex"}},
+                {"regex"},
+                {"app"},
+                {"ip"},
+                {"port"},
+                {"gmtCreate"},
+                {"gmtModified"}},
                read_system);
   read_section(top, "paramFlow", out.param_flow, clean.param_flow,
                {{"name"},
@@ -317,7 +346,12 @@ void read_rule_document(document_reader& doc, const YAML::Node& root, rule_set& 
                 {"id"},
                 {"regex"},
                 {"clusterMode"},
-                {"clusterConfig"}},
+                {"clusterConfig"},
+                {"app"},
+                {"ip"},
+                {"port"},
+                {"gmtCreate"},
+                {"gmtModified"}},
                read_param_flow);
   read_section(top, "hotKeys", out.hot_keys, clean.hot_keys,
                {{"name"}, {"resource"}, {"param"}, {"paramIdx"}, {"windowSec"}, {"top"},

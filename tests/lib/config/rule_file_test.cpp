@@ -140,6 +140,30 @@ degrade:
   EXPECT_EQ(r.degrade.size(), 1u);
 }
 
+TEST(RuleFile, RulesAsSentinelsDashboardPublishesThemPasteUnchanged) {
+  // Its FlowRuleEntity / DegradeRuleEntity JSON, as the dashboard's Nacos and Apollo publishers
+  // write it: the rule plus whose it is and when it changed (ignored here).
+  const rule_set r = parse_ok(R"(
+flow: [{"id":3,"app":"checkout","ip":"10.0.0.7","port":8719,"limitApp":"default",
+        "resource":"GET:/hello","grade":1,"count":20.0,"strategy":0,"refResource":null,
+        "controlBehavior":0,"warmUpPeriodSec":null,"maxQueueingTimeMs":null,"clusterMode":false,
+        "clusterConfig":null,"gmtCreate":1732600000000,"gmtModified":1732600000000}]
+degrade: [{"id":4,"app":"checkout","ip":"10.0.0.7","port":8719,"resource":"GET:/work",
+           "limitApp":"default","count":200.0,"timeWindow":10,"grade":0,"minRequestAmount":5,
+           "slowRatioThreshold":0.5,"statIntervalMs":1000,"gmtCreate":1732600000000,
+           "gmtModified":null}]
+)");
+  ASSERT_EQ(r.flow.size(), 1u);
+  EXPECT_EQ(r.flow[0], (flow_rule{.resource = "GET:/hello", .count = 20}));
+  ASSERT_EQ(r.degrade.size(), 1u);
+  EXPECT_EQ(r.degrade[0].time_window_sec, 10);
+  const parse_result bad = parse_rules("flow: [{resource: a, count: 1, app: [x]}]\n", "r.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error_text().find("flow[0].app: must be a number or a string (Sentinel dashboard"),
+            std::string::npos)
+      << bad.error_text();
+}
+
 TEST(RuleFile, EnumsAcceptNamesAnyCaseAliasesAndSentinelCodes) {
   const rule_set r = parse_ok(R"(
 flow:
