@@ -40,7 +40,7 @@ class document_reader {
   /// More errors than this end the report with one "too many errors" line.
   static constexpr std::size_t max_errors = 1000;
   /// Values read per document, aliases expanded: bounds time and memory whatever the input.
-  static constexpr std::size_t max_values = 100'000;
+  static constexpr std::size_t max_values = 400'000;
 
   /// `text`, the document's bytes, must outlive the reader.
   document_reader(std::string file, std::string_view text);

@@ -11,9 +11,10 @@
 
 namespace floodgate::config {
 
-/// Largest rule file accepted: 1 MiB (Sentinel's file data source default; ~30 000 rules). Bounds
-/// the time a reload spends parsing.
-inline constexpr std::size_t max_rule_file_bytes = 1024 * 1024;
+/// Largest rule file accepted: 8 MiB. A flow and a degrade rule for each of 6000 resources (the
+/// default resource cap) take 2.9 MB as Sentinel's compact JSON, twice that pretty-printed.
+/// Bounds the time a reload spends reading; document_reader::max_values bounds the parse.
+inline constexpr std::size_t max_rule_file_bytes = 8 * 1024 * 1024;
 
 /// One problem of a rule file, located. Printed as `FILE:LINE:COLUMN: PATH: message`.
 /// What to_string() prints as the path of an error about the file as a whole.
