@@ -238,12 +238,13 @@ void metrics_collector::collect_breakers(std::vector<MetricFamily>& out) const {
 void metrics_collector::collect_rules(std::vector<MetricFamily>& out) const {
   const rule_set rs = engine_.rules();
   auto rules = family(metrics::rules, MetricType::Gauge);
+  // The five types SPEC §6 names. hotKeys rules limit nothing; each has its own series
+  // (floodgate_hot_keys and the rest), so count(floodgate_hot_keys) counts them.
   const std::pair<std::string_view, std::size_t> counts[] = {{"flow", rs.flow.size()},
                                                              {"degrade", rs.degrade.size()},
                                                              {"authority", rs.authority.size()},
                                                              {"system", rs.system.size()},
-                                                             {"param_flow", rs.param_flow.size()},
-                                                             {"hot_keys", rs.hot_keys.size()}};
+                                                             {"param_flow", rs.param_flow.size()}};
   for (const auto& [type, n] : counts) {
     rules.metric.push_back(gauge({label(metrics::label_type, type)}, as_double(n)));
   }
