@@ -67,6 +67,26 @@ class DashboardStreamTest : public ::testing::Test {
     return client;
   }
 
+  /// Counts the events a reading client has received, without keeping them (they may be large).
+  struct event_count {
+    tcp::socket& client;
+    std::size_t newlines = 0;
+    /// The header holds 6 CRLFs and "retry: 2000\n\n"; each event then ends with "\n\n".
+    std::size_t events() const { return newlines < 8 ? 0 : (newlines - 8) / 2; }
+  };
+  /// Reads from `reader` (driving the stream) until it has received `want` events.
+  void read_events(event_count& reader, std::size_t want) {
+    for (int i = 0; i < max_rounds && reader.events() < want; ++i) {
+      io_.run_for(1ms);
+      boost::system::error_code ec;
+      while (reader.client.available(ec) > 0 && !ec) {
+        char buf[65536];
+        const std::size_t n = reader.client.read_some(asio::buffer(buf), ec);
+        reader.newlines += static_cast<std::size_t>(std::count(buf, buf + n, '\n'));
+      }
+    }
+  }
+
   /// Reads from `client` (driving the stream) until `done` holds for what was read.
   std::string read_until(tcp::socket& client, const std::function<bool(const std::string&)>& done,
                          std::string text = {}) {
@@ -207,25 +227,10 @@ TEST_F(DashboardStreamTest, ASubscriberThatStopsReadingIsDroppedWithinFiveSecond
   EXPECT_EQ(stream_->subscribers(), 2u);
 
   // The reader keeps up; the stalled client never reads. Each tick is one manual second.
-  std::size_t newlines = 0;
-  const auto reader_events = [&] {
-    // The header holds 6 CRLFs and "retry: 2000\n\n"; each event then ends with "\n\n".
-    return newlines < 8 ? 0 : (newlines - 8) / 2;
-  };
-  const auto drain_reader = [&](std::size_t want) {
-    for (int i = 0; i < max_rounds && reader_events() < want; ++i) {
-      io_.run_for(1ms);
-      boost::system::error_code ec;
-      while (reader->available(ec) > 0 && !ec) {
-        char buf[65536];
-        const std::size_t n = reader->read_some(asio::buffer(buf), ec);
-        newlines += static_cast<std::size_t>(std::count(buf, buf + n, '\n'));
-      }
-    }
-  };
+  event_count reading{*reader};
   int ticks = 0;
   while (stream_->subscribers() == 2 && ticks < 10) {
-    drain_reader(ticks + 1u);
+    read_events(reading, ticks + 1u);
     tick();
     ++ticks;
   }
@@ -234,8 +239,8 @@ TEST_F(DashboardStreamTest, ASubscriberThatStopsReadingIsDroppedWithinFiveSecond
   EXPECT_GE(ticks, 4) << "dropped before its stall timeout";
   EXPECT_TRUE(closed(*stalled));
   // The one that reads is still served.
-  drain_reader(ticks + 1u);
-  EXPECT_EQ(reader_events(), static_cast<std::size_t>(ticks + 1));
+  read_events(reading, ticks + 1u);
+  EXPECT_EQ(reading.events(), static_cast<std::size_t>(ticks + 1));
 }
 
 TEST_F(DashboardStreamTest, ASubscriberThatStopsReadingSmallSnapshotsIsDroppedToo) {
@@ -246,29 +251,18 @@ TEST_F(DashboardStreamTest, ASubscriberThatStopsReadingSmallSnapshotsIsDroppedTo
   make_stream();
   auto stalled = subscribe(1024);
   auto reader = subscribe();
-  std::size_t newlines = 0;
-  const auto read_all = [&](std::size_t want_events) {
-    for (int i = 0; i < max_rounds && (newlines < 8 || (newlines - 8) / 2 < want_events); ++i) {
-      io_.run_for(1ms);
-      boost::system::error_code ec;
-      while (reader->available(ec) > 0 && !ec) {
-        char buf[65536];
-        const std::size_t n = reader->read_some(asio::buffer(buf), ec);
-        newlines += static_cast<std::size_t>(std::count(buf, buf + n, '\n'));
-      }
-    }
-  };
+  event_count reading{*reader};
   int ticks = 0;
   while (stream_->subscribers() == 2 && ticks < 60) {
-    read_all(static_cast<std::size_t>(ticks));
+    read_events(reading, ticks + 1u);  // the snapshot taken at start, then one a tick
     tick();
     ++ticks;
   }
   EXPECT_EQ(stream_->subscribers(), 1u) << "still there after " << ticks << " s";
   EXPECT_GE(ticks, 5) << "dropped before its stall timeout";
   EXPECT_TRUE(closed(*stalled));
-  read_all(static_cast<std::size_t>(ticks));
-  EXPECT_EQ((newlines - 8) / 2, static_cast<std::size_t>(ticks));  // the reader got every one
+  read_events(reading, ticks + 1u);
+  EXPECT_EQ(reading.events(), static_cast<std::size_t>(ticks + 1));  // the reader got every one
 }
 
 TEST_F(DashboardStreamTest, StopClosesEverySubscriberAndCallsTheSourceNoMore) {

@@ -32,8 +32,8 @@ std::string_view describe(const YAML::Node& value) {
 }  // namespace
 
 map_reader::map_reader(document_reader& doc, const YAML::Node& map, node_path path,
-                       std::initializer_list<key_spec> keys)
-    : doc_(doc), path_(std::move(path)), at_(location_of(map)), keys_(keys) {
+                       std::vector<key_spec> keys)
+    : doc_(doc), path_(std::move(path)), at_(location_of(map)), keys_(std::move(keys)) {
   doc_.remember(path_, at_);
   fields_.reserve(keys_.size());
   for (auto it = map.begin(); it != map.end(); ++it) {

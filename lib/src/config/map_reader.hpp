@@ -34,7 +34,10 @@ class map_reader {
  public:
   /// `map` must be a mapping (the caller checks, to word its own message).
   map_reader(document_reader& doc, const YAML::Node& map, node_path path,
-             std::initializer_list<key_spec> keys);
+             std::initializer_list<key_spec> keys)
+      : map_reader(doc, map, std::move(path), std::vector<key_spec>(keys)) {}
+  map_reader(document_reader& doc, const YAML::Node& map, node_path path,
+             std::vector<key_spec> keys);
 
   const node_path& path() const noexcept { return path_; }
   location where() const noexcept { return at_; }

@@ -31,9 +31,19 @@ void read_name_and_resource(map_reader& m, std::string& name, std::string& resou
   if (auto v = m.string("resource", presence::required)) resource = *v;
 }
 
-/// The keys of read_sentinel_extras() that Sentinel's dashboard adds to a rule.
+/// What Sentinel's dashboard stores with a rule it publishes (its rule entities, as its Nacos
+/// and Apollo publishers write them): whose rule it is and when it changed.
 constexpr std::array<std::string_view, 5> sentinel_dashboard_keys = {"app", "ip", "port",
                                                                      "gmtCreate", "gmtModified"};
+
+/// `keys` and the keys every Sentinel rule may carry (read_sentinel_extras()).
+std::vector<key_spec> with_sentinel_extras(std::initializer_list<key_spec> keys) {
+  std::vector<key_spec> all(keys);
+  all.push_back({"id"});
+  all.push_back({"regex"});
+  for (const std::string_view key : sentinel_dashboard_keys) all.push_back({key});
+  return all;
+}
 
 /** Keys Sentinel's rule JSON carries that mean nothing here: accepted in their harmless form so
     that Sentinel rules paste unchanged, rejected where they would ask for something unsupported. */
@@ -41,8 +51,6 @@ void read_sentinel_extras(map_reader& m) {
   if (const YAML::Node* id = m.node("id"); id != nullptr && !id->IsScalar()) {
     m.error("id", "must be a number or a string");
   }
-  // What Sentinel's dashboard stores with a rule it publishes (its rule entities, as its Nacos
-  // and Apollo publishers write them): whose rule it is and when it changed.
   for (const std::string_view key : sentinel_dashboard_keys) {
     if (const YAML::Node* v = m.node(key); v != nullptr && !v->IsScalar()) {
       m.error(key, "must be a number or a string (Sentinel dashboard metadata, ignored)");
@@ -234,7 +242,7 @@ void check_one_authority_rule_per_resource(document_reader& doc, const node_path
 
 template <class Rule, class Read>
 void read_section(map_reader& root, std::string_view key, std::vector<Rule>& out,
-                  std::vector<bool>& clean, std::initializer_list<key_spec> keys, Read read) {
+                  std::vector<bool>& clean, const std::vector<key_spec>& keys, Read read) {
   const YAML::Node* list = root.node(key);
   if (list == nullptr) return;
   if (!list->IsSequence()) {
@@ -268,95 +276,66 @@ void read_rule_document(document_reader& doc, const YAML::Node& root, rule_set& 
                   {"cluster"}});
   read_cluster_section(top, out);
   read_section(top, "flow", out.flow, clean.flow,
-               {{"name"},
-                {"resource"},
-                {"grade"},
-                {"count"},
-                {"limitApp"},
-                {"strategy"},
-                {"refResource"},
-                {"controlBehavior"},
-                {"warmUpPeriodSec"},
-                {"maxQueueingTimeMs"},
-                {"dryRun"},
-                {"id"},
-                {"regex"},
-                {"clusterMode"},
-                {"clusterConfig"},
-                {"app"},
-                {"ip"},
-                {"port"},
-                {"gmtCreate"},
-                {"gmtModified"}},
+               with_sentinel_extras({{"name"},
+                                     {"resource"},
+                                     {"grade"},
+                                     {"count"},
+                                     {"limitApp"},
+                                     {"strategy"},
+                                     {"refResource"},
+                                     {"controlBehavior"},
+                                     {"warmUpPeriodSec"},
+                                     {"maxQueueingTimeMs"},
+                                     {"dryRun"},
+                                     {"clusterMode"},
+                                     {"clusterConfig"}}),
                read_flow);
   read_section(top, "degrade", out.degrade, clean.degrade,
-               {{"name"},
-                {"resource"},
-                {"grade"},
-                {"count"},
-                {"slowRatioThreshold"},
-                {"minRequestAmount"},
-                {"statIntervalMs"},
-                {"timeWindow"},
-                {"k"},
-                {"limitApp"},
-                {"id"},
-                {"regex"},
-                {"app"},
-                {"ip"},
-                {"port"},
-                {"gmtCreate"},
-                {"gmtModified"}},
+               with_sentinel_extras({{"name"},
+                                     {"resource"},
+                                     {"grade"},
+                                     {"count"},
+                                     {"slowRatioThreshold"},
+                                     {"minRequestAmount"},
+                                     {"statIntervalMs"},
+                                     {"timeWindow"},
+                                     {"k"},
+                                     {"limitApp"}}),
                read_degrade);
   read_section(top, "authority", out.authority, clean.authority,
-               {{"name"}, {"resource"}, {"strategy"}, {"limitApp"}, {"id"}, {"regex"}, {"app"},
-                {"ip"}, {"port"}, {"gmtCreate"}, {"gmtModified"}},
+               with_sentinel_extras({{"name"}, {"resource"}, {"strategy"}, {"limitApp"}}),
                read_authority);
   check_one_authority_rule_per_resource(doc, top.path_of("authority"), out.authority);
   read_section(top, "system", out.system, clean.system,
-               {{"name"},
-                {"highestSystemLoad"},
-                {"highestCpuUsage"},
-                {"avgRt"},
-                {"maxThread"},
-                {"qps"},
-                {"resource"},
-                {"limitApp"},
-                {"id"},
-                {"regex"},
-                {"app"},
-                {"ip"},
-                {"port"},
-                {"gmtCreate"},
-                {"gmtModified"}},
+               with_sentinel_extras({{"name"},
+                                     {"highestSystemLoad"},
+                                     {"highestCpuUsage"},
+                                     {"avgRt"},
+                                     {"maxThread"},
+                                     {"qps"},
+                                     {"resource"},
+                                     {"limitApp"}}),
                read_system);
   read_section(top, "paramFlow", out.param_flow, clean.param_flow,
-               {{"name"},
-                {"resource"},
-                {"param"},
-                {"paramIdx"},
-                {"grade"},
-                {"count"},
-                {"burstCount"},
-                {"durationInSec"},
-                {"controlBehavior"},
-                {"maxQueueingTimeMs"},
-                {"items", "paramFlowItemList"},
-                {"limitApp"},
-                {"id"},
-                {"regex"},
-                {"clusterMode"},
-                {"clusterConfig"},
-                {"app"},
-                {"ip"},
-                {"port"},
-                {"gmtCreate"},
-                {"gmtModified"}},
+               with_sentinel_extras({{"name"},
+                                     {"resource"},
+                                     {"param"},
+                                     {"paramIdx"},
+                                     {"grade"},
+                                     {"count"},
+                                     {"burstCount"},
+                                     {"durationInSec"},
+                                     {"controlBehavior"},
+                                     {"maxQueueingTimeMs"},
+                                     {"items", "paramFlowItemList"},
+                                     {"limitApp"},
+                                     {"clusterMode"},
+                                     {"clusterConfig"}}),
                read_param_flow);
-  read_section(top, "hotKeys", out.hot_keys, clean.hot_keys,
-               {{"name"}, {"resource"}, {"param"}, {"paramIdx"}, {"windowSec"}, {"top"},
-                {"threshold"}},
-               read_hot_keys);
+  read_section(
+      top, "hotKeys", out.hot_keys, clean.hot_keys,
+      {{"name"}, {"resource"}, {"param"}, {"paramIdx"}, {"windowSec"}, {"top"}, {"threshold"}},
+      read_hot_keys);
 }
 
 }  // namespace floodgate::config::detail
