@@ -7,6 +7,7 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/write.hpp>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <deque>
@@ -80,7 +81,9 @@ struct dashboard_stream::hub : std::enable_shared_from_this<hub> {
     tcp::socket socket;
     bool writing = false;
     std::chrono::nanoseconds write_started{};
-    std::chrono::nanoseconds keeping_up_since{};  ///< last tick its socket held at most one event
+    std::uint64_t handed_over = 0;    ///< bytes given to the socket, all writes together
+    std::uint64_t taken = 0;          ///< of those, what the client had taken at the last tick
+    std::chrono::nanoseconds taking_since{};  ///< the last tick that found it taking bytes
     snapshot next;                   ///< the newest snapshot, waiting for the write in flight
     std::array<char, 256> discard{};  ///< what the client sends (nothing, normally) goes here
   };
@@ -142,16 +145,21 @@ struct dashboard_stream::hub : std::enable_shared_from_this<hub> {
       const subscriber_ptr& s = *it;
       if (!s->writing) {
         // The write completed, which only says the kernel took the bytes: a client that does
-        // not read leaves them queued there (its own buffer full, ours growing). One that
-        // reads has taken all but perhaps the last event by the next tick.
-        if (unacknowledged(s->socket) <= shared->size()) {
-          s->keeping_up_since = t;
-        } else if (t - s->keeping_up_since >= options.stall_timeout) {
+        // not read leaves them queued there, its own buffer full, until ours fills too and a
+        // write stalls (below). So a client that took nothing since the previous tick, with
+        // more than a snapshot still queued, is not keeping up either; one that reads slowly
+        // (a large history on a slow link) takes some every tick and stays.
+        const std::uint64_t queued = unacknowledged(s->socket);
+        const std::uint64_t taken = s->handed_over - std::min(queued, s->handed_over);
+        if (taken > s->taken || queued <= shared->size()) {
+          s->taking_since = t;
+        } else if (t - s->taking_since >= options.stall_timeout) {
           close(s->socket);
           it = live.erase(it);
           count.store(live.size(), std::memory_order_release);
           continue;
         }
+        s->taken = taken;
         write(s, {shared});
       } else if (t - s->write_started >= options.stall_timeout) {
         close(s->socket);  // it stopped reading: its write never ends
@@ -171,6 +179,7 @@ struct dashboard_stream::hub : std::enable_shared_from_this<hub> {
     buffers.reserve(parts.size() + 1);
     if (with_header) buffers.push_back(asio::buffer(stream_header));
     for (const snapshot& p : parts) buffers.push_back(asio::buffer(*p));
+    s->handed_over += asio::buffer_size(buffers);
     s->writing = true;
     s->write_started = now();
     asio::async_write(
@@ -227,7 +236,7 @@ struct dashboard_stream::hub : std::enable_shared_from_this<hub> {
       return;
     }
     auto s = std::make_shared<subscriber>(std::move(socket));
-    s->keeping_up_since = now();
+    s->taking_since = now();
     live.push_back(s);
     count.store(live.size(), std::memory_order_release);
     write(s, {ring.begin(), ring.end()}, true);

@@ -265,6 +265,31 @@ TEST_F(DashboardStreamTest, ASubscriberThatStopsReadingSmallSnapshotsIsDroppedTo
   EXPECT_EQ(reading.events(), static_cast<std::size_t>(ticks + 1));  // the reader got every one
 }
 
+TEST_F(DashboardStreamTest, ASubscriberReadingTheHistorySlowlyIsKept) {
+  // 300 snapshots of 2 KB of history, sent at once to a client that takes 8 KB a second: it
+  // needs over a minute for them, far longer than the stall timeout, but it is reading.
+  const std::string pad(2000, 'x');
+  payload_ = [&pad] { return R"({"pad":")" + pad + "\"}"; };
+  make_stream();
+  for (int i = 0; i < 300; ++i) tick();
+  auto slow = subscribe(4096);
+  std::size_t received = 0;
+  for (int second = 0; second < 12; ++second) {
+    for (int i = 0; i < max_rounds && received < (second + 1u) * 8192; ++i) {
+      io_.run_for(1ms);
+      boost::system::error_code ec;
+      if (slow->available(ec) > 0 && !ec) {
+        char buf[8192];
+        received += slow->read_some(
+            asio::buffer(buf, std::min<std::size_t>(sizeof buf, (second + 1u) * 8192 - received)),
+            ec);
+      }
+    }
+    tick();
+    ASSERT_EQ(stream_->subscribers(), 1u) << "dropped after " << second + 1 << " s";
+  }
+}
+
 TEST_F(DashboardStreamTest, StopClosesEverySubscriberAndCallsTheSourceNoMore) {
   make_stream();
   auto client = subscribe();

@@ -23,10 +23,11 @@ struct dashboard_stream_options {
   std::size_t history = 300;
   std::chrono::milliseconds interval{1000};
   /** A subscriber that has not kept up for this long when a snapshot is published is dropped:
-      its write has been pending that long, or (Linux) its socket has held more than one
-      snapshot its client did not take at every tick since. Checked every `interval`, so one
-      that stops reading is gone within `stall_timeout + interval` of its client's receive
-      buffer filling up: small snapshots take that long longer to fill it. */
+      its write has been pending that long, or (Linux) at every tick since, its socket held more
+      than one snapshot and its client had taken none of it since the tick before. Checked every
+      `interval`, so one that stops reading is gone within `stall_timeout + interval` of its
+      receive buffer filling up; one that reads slowly (a long history on a slow link) stays
+      while it takes some every tick, until a write of its stalls. */
   std::chrono::milliseconds stall_timeout{4000};
   /// The tick timer and the clock of the stall check; must outlive the stream. Null: an Asio
   /// steady timer on the stream's executor. Tests pass a manual_timer_queue.
