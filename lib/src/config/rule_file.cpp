@@ -51,7 +51,14 @@ void validate_rules(document_reader& doc, const rule_set& rules, const clean_rul
   }
 }
 
-/// Notes where documents start and ignores everything else.
+/// Thrown by document_starts at the first node past document_reader::max_values.
+struct too_many_nodes {
+  location at;
+};
+
+/** Notes where documents start and counts the nodes, before YAML::Load builds them: a tree of
+    yaml-cpp nodes costs a few hundred bytes a node, so a large file of tiny values (`[0,0,...]`)
+    must be refused before one is built. */
 class document_starts final : public YAML::EventHandler {
  public:
   std::vector<location> starts;
@@ -60,22 +67,37 @@ class document_starts final : public YAML::EventHandler {
     starts.push_back(mark.is_null() ? location{} : location{mark.line + 1, mark.column + 1});
   }
   void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                const std::string&) override {}
-  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                       YAML::EmitterStyle::value) override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { count(mark); }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { count(mark); }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                const std::string&) override {
+    count(mark);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    count(mark);
+  }
   void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                  YAML::EmitterStyle::value) override {}
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    count(mark);
+  }
   void OnMapEnd() override {}
+
+ private:
+  void count(const YAML::Mark& mark) {
+    // Keys are nodes too: a mapping entry is two, where the reader counts one value.
+    if (++nodes_ > 2 * document_reader::max_values) {
+      throw too_many_nodes{mark.is_null() ? location{} : location{mark.line + 1, mark.column + 1}};
+    }
+  }
+  std::size_t nodes_ = 0;
 };
 
 /** Where a second document starts, if any. Counted with a bounded parse instead of
     YAML::LoadAll: yaml-cpp 0.7 never consumes a stray top-level `,` and LoadAll then yields
     empty documents forever (`,e` or `[1],` hang it, allocating without bound). Throws
-    YAML::Exception on syntax errors anywhere in the text. */
+    YAML::Exception on syntax errors anywhere in the text, too_many_nodes past the node cap. */
 std::optional<location> second_document(const std::string& text) {
   std::istringstream in(text);
   YAML::Parser parser(in);
@@ -133,6 +155,10 @@ parse_result parse_rules(std::string_view text, std::string_view file_name) {
       detail::read_rule_document(doc, root, rules, clean);
       if (!doc.exhausted()) validate_rules(doc, rules, clean);
     }
+  } catch (const too_many_nodes& e) {
+    doc.error(e.at, {},
+              "too many values (more than " + std::to_string(document_reader::max_values) +
+                  ", counting each use of an alias)");
   } catch (const YAML::Exception& e) {
     const location at =
         e.mark.is_null() ? location{} : location{e.mark.line + 1, e.mark.column + 1};

@@ -287,5 +287,18 @@ TEST(RuleFile, AliasesCannotMultiplyTheDocumentWithoutBound) {
   EXPECT_EQ(r.errors[0].message.rfind("too many values", 0), 0u) << r.error_text();
 }
 
+TEST(RuleFile, AFileOfManyTinyValuesIsRefusedBeforeItsTreeIsBuilt) {
+  // 2 MB, a million values: as yaml-cpp nodes, hundreds of megabytes. Refused while counting.
+  std::string text = "flow: [";
+  for (int i = 0; i < 1'000'000; ++i) text += "0,";
+  text += "0]\n";
+  ASSERT_LE(text.size(), max_rule_file_bytes);
+  const parse_result r = parse_rules(text, "dense.yaml");
+  ASSERT_FALSE(r.ok());
+  ASSERT_EQ(r.errors.size(), 1u) << r.error_text();
+  EXPECT_EQ(r.errors[0].message.rfind("too many values", 0), 0u) << r.error_text();
+  EXPECT_EQ(r.errors[0].line, 1);
+}
+
 }  // namespace
 }  // namespace floodgate::config
