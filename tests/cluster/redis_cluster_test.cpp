@@ -314,6 +314,31 @@ TEST(RedisCluster, SpentPassesOfARuleLabelOnlyGrowAcrossReloads) {
   ASSERT_TRUE(spent_at_least(before_reconnect + 1));
 }
 
+TEST(RedisCluster, SpentPassesOfARuleLabelOnlyGrowWhenAnotherRuleTakesTheLabel) {
+  START_REDIS_OR_SKIP(redis);
+  // Two unnamed rules of one resource: flow[0] for every caller, flow[1] for "batch" only.
+  auto rules = global_rule(redis->url(), 1000);
+  rules.flow.push_back(rules.flow[0]);
+  rules.flow[1].limit_app = "batch";
+  instance inst(rules, "solo");
+  const auto spent_of = [&](const std::string& label) -> std::optional<std::uint64_t> {
+    for (const auto& r : inst.adapter->status().rules) {
+      if (r.rule == label) return r.spent;
+    }
+    return std::nullopt;
+  };
+  ASSERT_TRUE(eventually([&] {
+    inst.flood(20);
+    return spent_of("flow[0]").value_or(0) > 0;
+  }));
+  const std::uint64_t before = *spent_of("flow[0]");
+  // The first rule goes: the "batch" rule is flow[0] now, and that series must not go back.
+  rules.flow.erase(rules.flow.begin());
+  ASSERT_TRUE(inst.eng.load_rules(rules));
+  ASSERT_TRUE(eventually([&] { return inst.adapter->status().rules.size() == 1; }));
+  EXPECT_GE(spent_of("flow[0]").value_or(0), before);
+}
+
 /// Makes OpenSSL's default trust store one certificate file (SSL_CERT_FILE) while it lives. Set
 /// before any adapter thread starts and cleared after they stop: the environment is not
 /// thread-safe.

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <map>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -54,8 +55,7 @@ struct tracked_rule {
   std::int32_t index = 0;
   std::shared_ptr<cluster_lease> lease;
   lease_planner planner;
-  /// Passes spent under planners this rule had before (a reconnect starts a new one) and under
-  /// the rule it replaced: the spent counter of a rule label only grows (SPEC §6).
+  /// Passes spent under planners this rule had before (a changed cluster: section starts new ones).
   std::uint64_t spent_before = 0;
   std::string key;
   std::string last_error;
@@ -152,7 +152,6 @@ class redis_cluster::impl {
       }
     }
     std::vector<tracked_rule> next;
-    std::vector<std::size_t> fresh;  // places in `next` of rules not followed before
     engine_.for_each_cluster_rule(
         [&](const flow_rule& rule, std::int32_t index, const std::shared_ptr<cluster_lease>& l) {
           const auto same = std::find_if(rules_.begin(), rules_.end(),
@@ -172,23 +171,15 @@ class redis_cluster::impl {
             enter_fallback(t);
           }
           next.push_back(std::move(t));
-          fresh.push_back(next.size() - 1);
         });
-    // A changed rule continues the spent count of the one it replaced under its label: what is
-    // left in rules_ with a lease are the rules no longer in force (the kept ones moved out).
-    for (const std::size_t i : fresh) {
-      tracked_rule& t = next[i];
-      const std::string label = rule_label(t.rule, t.index);
-      for (tracked_rule& old : rules_) {
-        if (old.lease != nullptr && old.rule.resource == t.rule.resource &&
-            rule_label(old.rule, old.index) == label) {
-          t.spent_before = old.spent();
-          old.lease = nullptr;  // carried once
-          break;
-        }
-      }
-    }
     rules_ = std::move(next);
+    // The spent series of labels no longer in force end (a label used again starts anew).
+    std::erase_if(spent_series_, [&](const auto& entry) {
+      return std::none_of(rules_.begin(), rules_.end(), [&](const tracked_rule& t) {
+        return t.rule.resource == entry.first.first &&
+               rule_label(t.rule, t.index) == entry.first.second;
+      });
+    });
   }
 
   /// The rule's window hash; the hash tag keeps it on one Redis Cluster slot.
@@ -333,6 +324,17 @@ class redis_cluster::impl {
     }
   }
 
+  /** What the spent series of (resource, label) reads, `own` being what the rule now under that
+      label spent: never less than it read before. A changed rule under a label, or a kept one
+      whose label moved (an unnamed rule whose place changed), continues from there (SPEC §6:
+      counters are monotonic). */
+  std::uint64_t spent_of(const std::string& resource, std::string label, std::uint64_t own) {
+    spent_series& series = spent_series_[{resource, std::move(label)}];
+    if (series.offset + own < series.last) series.offset = series.last - own;
+    series.last = series.offset + own;
+    return series.last;
+  }
+
   void publish() {
     redis_cluster_status s;
     s.endpoints = config_.redis;
@@ -347,9 +349,10 @@ class redis_cluster::impl {
     s.round_trips = round_trips_;
     s.commands = commands_;
     for (const tracked_rule& r : rules_) {
-      s.rules.push_back({r.rule.resource, rule_label(r.rule, r.index), r.lease->mode(),
-                         limit_of(r), fallback_count_of(r), r.lease->available(),
-                         r.spent(), r.last_error});
+      std::string label = rule_label(r.rule, r.index);
+      s.rules.push_back({r.rule.resource, label, r.lease->mode(), limit_of(r),
+                         fallback_count_of(r), r.lease->available(),
+                         spent_of(r.rule.resource, std::move(label), r.spent()), r.last_error});
     }
     std::lock_guard lock(status_mutex_);
     status_ = std::move(s);
@@ -374,6 +377,11 @@ class redis_cluster::impl {
   std::uint64_t round_trips_ = 0;
   std::uint64_t commands_ = 0;
 
+  struct spent_series {
+    std::uint64_t offset = 0;
+    std::uint64_t last = 0;
+  };
+  std::map<std::pair<std::string, std::string>, spent_series> spent_series_;  // adapter thread
   mutable std::mutex status_mutex_;
   redis_cluster_status status_;
   std::mutex wake_mutex_;
