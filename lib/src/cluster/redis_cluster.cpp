@@ -328,8 +328,9 @@ class redis_cluster::impl {
       label spent: never less than it read before. A changed rule under a label, or a kept one
       whose label moved (an unnamed rule whose place changed), continues from there (SPEC §6:
       counters are monotonic). */
-  std::uint64_t spent_of(const std::string& resource, std::string label, std::uint64_t own) {
-    spent_series& series = spent_series_[{resource, std::move(label)}];
+  std::uint64_t spent_of(const std::string& resource, const std::string& label,
+                         std::uint64_t own) {
+    spent_series& series = spent_series_[{resource, label}];
     if (series.offset + own < series.last) series.offset = series.last - own;
     series.last = series.offset + own;
     return series.last;
@@ -350,9 +351,9 @@ class redis_cluster::impl {
     s.commands = commands_;
     for (const tracked_rule& r : rules_) {
       std::string label = rule_label(r.rule, r.index);
-      s.rules.push_back({r.rule.resource, label, r.lease->mode(), limit_of(r),
-                         fallback_count_of(r), r.lease->available(),
-                         spent_of(r.rule.resource, std::move(label), r.spent()), r.last_error});
+      const std::uint64_t spent = spent_of(r.rule.resource, label, r.spent());
+      s.rules.push_back({r.rule.resource, std::move(label), r.lease->mode(), limit_of(r),
+                         fallback_count_of(r), r.lease->available(), spent, r.last_error});
     }
     std::lock_guard lock(status_mutex_);
     status_ = std::move(s);
