@@ -328,8 +328,7 @@ class redis_cluster::impl {
       label spent: never less than it read before. A changed rule under a label, or a kept one
       whose label moved (an unnamed rule whose place changed), continues from there (SPEC §6:
       counters are monotonic). */
-  std::uint64_t spent_of(const std::string& resource, const std::string& label,
-                         std::uint64_t own) {
+  std::uint64_t spent_of(const std::string& resource, const std::string& label, std::uint64_t own) {
     spent_series& series = spent_series_[{resource, label}];
     if (series.offset + own < series.last) series.offset = series.last - own;
     series.last = series.offset + own;
