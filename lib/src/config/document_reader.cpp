@@ -59,16 +59,44 @@ bool document_reader::colon_follows(const YAML::Node& key) const {
             text_[k + 1] == '\r' || text_[k + 1] == '\n' || text_[k + 1] == ',' ||
             text_[k + 1] == '}');
   };
+  // An explicit key (`? key` with its `:` on a line of its own): yaml-cpp marks the scalar,
+  // so look back for the `?`.
+  if (text_[i] == '?') return true;
+  for (std::size_t k = i; k > 0 && text_[k - 1] != '\n';) {
+    --k;
+    if (text_[k] == '?') return true;
+    if (text_[k] != ' ' && text_[k] != '\t') break;
+  }
+  // Properties before the key (a tag, `!<tag:yaml.org,2002:str>` or `!!str`, an anchor `&a`).
+  while (i < text_.size() && (text_[i] == '!' || text_[i] == '&')) {
+    if (text_.compare(i, 2, "!<") == 0) {
+      i = text_.find('>', i);
+      if (i == std::string_view::npos) return true;  // yaml-cpp's to judge
+      ++i;
+    }
+    for (; i < text_.size() && text_[i] != ' ' && text_[i] != '\t' && text_[i] != '\n'; ++i) {
+    }
+    for (; i < text_.size() && (text_[i] == ' ' || text_[i] == '\t'); ++i) {
+    }
+  }
+  if (i >= text_.size()) return false;
   if (text_[i] == '"' || text_[i] == '\'') {
     const char quote = text_[i];
-    for (++i; i < text_.size() && text_[i] != quote; ++i) {
-      if (quote == '"' && text_[i] == '\\') ++i;
+    for (++i; i < text_.size(); ++i) {
+      if (quote == '"' && text_[i] == '\\') {
+        ++i;  // an escaped character, maybe a quote
+      } else if (text_[i] == quote) {
+        if (quote == '\'' && i + 1 < text_.size() && text_[i + 1] == '\'') {
+          ++i;  // '' is a quote inside single quotes
+        } else {
+          break;
+        }
+      }
     }
     for (++i; i < text_.size() && (text_[i] == ' ' || text_[i] == '\t'); ++i) {
     }
     return i < text_.size() && text_[i] == ':';  // JSON: `"key":value`
   }
-  if (text_[i] == '?') return true;  // an explicit key: `?` and `:` on lines of their own
   // A plain key ends at its `:`, on its line; a line end, a comment or a flow delimiter first
   // means there is none.
   for (; i < text_.size(); ++i) {

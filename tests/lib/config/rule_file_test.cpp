@@ -287,6 +287,29 @@ TEST(RuleFile, AliasesCannotMultiplyTheDocumentWithoutBound) {
   EXPECT_EQ(r.errors[0].message.rfind("too many values", 0), 0u) << r.error_text();
 }
 
+TEST(RuleFile, EveryWayOfWritingAKeyWithoutAValueStillLoads) {
+  // A key with a null value, spelled as YAML allows: a `:` must follow each, wherever it is.
+  const rule_set r = parse_ok(
+      "flow:\n"
+      "  - resource: a\n"
+      "    count: 1\n"
+      "    ? clusterConfig\n"
+      "    :\n"
+      "    ? \"refResource\"\n"
+      "    :\n"
+      "    !<tag:yaml.org,2002:str> limitApp:\n"
+      "    !!str dryRun: ~\n"
+      "    &m maxQueueingTimeMs:\n"
+      "    'warmUpPeriodSec' : null\n"
+      "    \"controlBehavior\":\r\n"
+      "degrade:");
+  ASSERT_EQ(r.flow.size(), 1u);
+  EXPECT_EQ(r.flow[0], (flow_rule{.resource = "a", .count = 1}));
+  // A key in single quotes with a quote in it: an unknown key, reported as that.
+  const parse_result odd = parse_rules("flow: [{resource: a, count: 1, 'it''s': 1}]\n", "r.yaml");
+  EXPECT_NE(odd.error_text().find("unknown key \"it's\""), std::string::npos) << odd.error_text();
+}
+
 TEST(RuleFile, AFileOfManyTinyValuesIsRefusedBeforeItsTreeIsBuilt) {
   // 2 MB, a million values: as yaml-cpp nodes, hundreds of megabytes. Refused while counting.
   std::string text = "flow: [";
