@@ -54,10 +54,9 @@ bool document_reader::colon_follows(const YAML::Node& key) const {
   std::size_t i = static_cast<std::size_t>(mark.pos) + bom_;
   if (i >= text_.size()) return true;
   const auto ends_key = [&](std::size_t k) {  // a `:` followed by a space, a line end or EOF
-    return text_[k] == ':' &&
-           (k + 1 == text_.size() || text_[k + 1] == ' ' || text_[k + 1] == '\t' ||
-            text_[k + 1] == '\r' || text_[k + 1] == '\n' || text_[k + 1] == ',' ||
-            text_[k + 1] == '}');
+    return text_[k] == ':' && (k + 1 == text_.size() || text_[k + 1] == ' ' ||
+                               text_[k + 1] == '\t' || text_[k + 1] == '\r' ||
+                               text_[k + 1] == '\n' || text_[k + 1] == ',' || text_[k + 1] == '}');
   };
   // An explicit key (`? key` with its `:` on a line of its own): yaml-cpp marks the scalar,
   // so look back for the `?`.
