@@ -108,7 +108,8 @@ std::optional<redis_endpoint> parse_redis_url(std::string_view url, std::string&
     const auto user = percent_decoded(auth.substr(0, colon));
     const auto password = percent_decoded(auth.substr(colon + 1));
     if (!user || !password) {
-      error = "the credentials are percent-encoded: a % must start an escape (%25 for a % itself)";
+      error = "the credentials are percent-encoded: a % must start an escape of a byte other than "
+              "NUL (%25 for a % itself)";
       return std::nullopt;
     }
     e.user = *user;
