@@ -6,6 +6,28 @@
 
 namespace floodgate::config::detail {
 
+namespace {
+
+/** Where the quoted scalar whose opening quote is `text[open]` closes: the index of its closing
+    quote, or npos when the text ends inside it. Escapes (`\"`) and `''` are quotes inside. */
+std::size_t closing_quote(std::string_view text, std::size_t open) {
+  const char quote = text[open];
+  for (std::size_t i = open + 1; i < text.size(); ++i) {
+    if (quote == '"' && text[i] == '\\') {
+      ++i;  // an escaped character, maybe a quote
+    } else if (text[i] == quote) {
+      if (quote == '\'' && i + 1 < text.size() && text[i + 1] == '\'') {
+        ++i;  // '' is a quote inside single quotes
+      } else {
+        return i;
+      }
+    }
+  }
+  return std::string_view::npos;
+}
+
+}  // namespace
+
 location location_of(const YAML::Node& node) noexcept {
   const YAML::Mark mark = node.Mark();
   if (mark.is_null() || mark.line < 0 || mark.column < 0) return {};
@@ -33,19 +55,7 @@ bool document_reader::quote_closed(const YAML::Node& node) const {
   if (mark.is_null() || mark.pos < 0) return true;
   std::size_t i = static_cast<std::size_t>(mark.pos) + bom_;
   if (i >= text_.size() || (text_[i] != '"' && text_[i] != '\'')) return true;
-  const char quote = text_[i];
-  for (++i; i < text_.size(); ++i) {
-    if (quote == '"' && text_[i] == '\\') {
-      ++i;  // an escaped character, maybe a quote
-    } else if (text_[i] == quote) {
-      if (quote == '\'' && i + 1 < text_.size() && text_[i + 1] == '\'') {
-        ++i;  // '' is a quote inside single quotes
-      } else {
-        return true;
-      }
-    }
-  }
-  return false;
+  return closing_quote(text_, i) != std::string_view::npos;
 }
 
 bool document_reader::colon_follows(const YAML::Node& key) const {
@@ -80,18 +90,8 @@ bool document_reader::colon_follows(const YAML::Node& key) const {
   }
   if (i >= text_.size()) return false;
   if (text_[i] == '"' || text_[i] == '\'') {
-    const char quote = text_[i];
-    for (++i; i < text_.size(); ++i) {
-      if (quote == '"' && text_[i] == '\\') {
-        ++i;  // an escaped character, maybe a quote
-      } else if (text_[i] == quote) {
-        if (quote == '\'' && i + 1 < text_.size() && text_[i + 1] == '\'') {
-          ++i;  // '' is a quote inside single quotes
-        } else {
-          break;
-        }
-      }
-    }
+    i = closing_quote(text_, i);
+    if (i == std::string_view::npos) return false;
     for (++i; i < text_.size() && (text_[i] == ' ' || text_[i] == '\t'); ++i) {
     }
     return i < text_.size() && text_[i] == ':';  // JSON: `"key":value`
