@@ -1,6 +1,8 @@
 // Valid UTF-8 out of caller-supplied bytes, for the JSON and text the middleware serves.
 #pragma once
 
+#include "config/utf8_sequence.hpp"
+
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -10,9 +12,8 @@ namespace floodgate::beast::detail {
 /// U+FFFD, what an ill-formed byte becomes.
 inline constexpr std::string_view replacement_character = "\xEF\xBF\xBD";
 
-/** The length of the well-formed UTF-8 sequence that starts at `s[i]` (1 for ASCII), or 0 if
-    none does: RFC 3629's table, so no overlong forms, no surrogates, nothing above U+10FFFF. */
-std::size_t utf8_sequence_length(std::string_view s, std::size_t i) noexcept;
+/// RFC 3629's sequences, as the rule files are checked.
+using config::detail::utf8_sequence_length;
 
 /// Appends `s` with every byte that starts no well-formed sequence replaced by U+FFFD.
 void append_valid_utf8(std::string& out, std::string_view s);

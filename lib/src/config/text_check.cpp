@@ -4,10 +4,7 @@
 
 namespace floodgate::config::detail {
 
-namespace {
-
-/// Length of the well-formed UTF-8 sequence at `s[i]`, or 0 (overlong, surrogate, > U+10FFFF).
-std::size_t utf8_length(std::string_view s, std::size_t i) {
+std::size_t utf8_sequence_length(std::string_view s, std::size_t i) noexcept {
   const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
   const unsigned char b0 = byte(i);
   std::size_t n = 0;
@@ -34,8 +31,6 @@ std::size_t utf8_length(std::string_view s, std::size_t i) {
   return n;
 }
 
-}  // namespace
-
 std::optional<text_problem> check_text(std::string_view text) {
   int line = 1;
   int column = 1;
@@ -48,7 +43,7 @@ std::optional<text_problem> check_text(std::string_view text) {
       return text_problem{{line, column},
                           std::string("not a text file: control character 0x") + code};
     }
-    const std::size_t n = utf8_length(text, i);
+    const std::size_t n = utf8_sequence_length(text, i);
     if (n == 0) return text_problem{{line, column}, "not a text file: invalid UTF-8"};
     // Columns count bytes, as yaml-cpp's do.
     if (c == '\n') {
@@ -64,7 +59,7 @@ std::optional<text_problem> check_text(std::string_view text) {
 
 bool valid_utf8(std::string_view text) {
   for (std::size_t i = 0; i < text.size();) {
-    const std::size_t n = utf8_length(text, i);
+    const std::size_t n = utf8_sequence_length(text, i);
     if (n == 0) return false;
     i += n;
   }

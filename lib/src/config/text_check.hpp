@@ -2,6 +2,7 @@
 #pragma once
 
 #include "config/document_reader.hpp"
+#include "config/utf8_sequence.hpp"
 
 #include <optional>
 #include <string>
