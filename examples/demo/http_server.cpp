@@ -16,11 +16,10 @@
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
+#include <boost/beast/http/rfc7230.hpp>
 #include <boost/beast/http/write.hpp>
 
-#include <algorithm>
 #include <list>
-#include <string_view>
 #include <tuple>
 
 namespace floodgate::demo {
@@ -72,16 +71,11 @@ http::status framing_error(const http::request_parser<http::string_body>& parser
   bool chunked_seen = false;
   bool other = false;
   for (auto it = encodings.first; it != encodings.second; ++it) {
-    std::string_view list{it->value()};
-    while (!list.empty()) {
-      const auto comma = list.find(',');
-      std::string_view coding = list.substr(0, comma);
-      list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
-      coding.remove_prefix(std::min(coding.find_first_not_of(" \t"), coding.size()));
-      coding = coding.substr(0, coding.find_last_not_of(" \t") + 1);
-      if (coding.empty()) {
-        continue;  // empty list elements are allowed (RFC 9110, section 5.6.1)
-      }
+    const http::opt_token_list codings{it->value()};  // empty elements allowed (RFC 9110)
+    if (!http::validate_list(codings)) {
+      return http::status::bad_request;
+    }
+    for (const auto coding : codings) {
       const bool is_chunked = beast::iequals(coding, "chunked");
       if (is_chunked && chunked_seen) {
         return http::status::bad_request;
