@@ -44,6 +44,24 @@ TEST_F(ClusterRuleInEngine, BlocksUntilALeaseIsGrantedThenPassesExactlyTheLease)
   EXPECT_EQ(passes(eng, 10), 3);
 }
 
+// The process clock: a lease must end when CLOCK_MONOTONIC says so, not when the kernel's coarse
+// tick (late by several ms in a VM) or the engine's millisecond ticker gets there.
+TEST(ClusterRuleOnTheProcessClock, NoPassIsSpentOnceTheLeaseHasExpired) {
+  engine eng;
+  ASSERT_TRUE(eng.load_rules(cluster_rules(100)));
+  const auto lease = lease_of(eng);
+  const clock& c = eng.time();
+  int late_passes = 0;
+  for (int i = 0; i < 50; ++i) {
+    const std::int64_t expiry = ns_to_ms(c.now_ns()) + 1;
+    lease->grant(10, expiry);
+    while (c.now_ns() < ms_to_ns(expiry)) {
+    }
+    late_passes += passes(eng, 1);
+  }
+  EXPECT_EQ(late_passes, 0);
+}
+
 TEST_F(ClusterRuleInEngine, ABlockedEntryNamesTheFlowRule) {
   ASSERT_TRUE(eng.load_rules(cluster_rules(100)));
   context ctx{eng, "ctx"};

@@ -63,7 +63,7 @@ void lease_planner::on_reply(cluster_lease& lease, const lease_ask& ask, const l
     return;
   }
   // The store ran the script after we sent it: its bucket ends no earlier than sent + left.
-  const std::int64_t expires = sent_ms + reply.left_ms - margin_ms_;
+  const std::int64_t expires = sent_ms + reply.left_ms - expiry_margin_ms;
   if (bucket_ >= 0) {
     settle(lease.revoke());
   }

@@ -37,13 +37,9 @@ class lease_planner {
  public:
   static constexpr std::int64_t bucket_ms = 100;
   static constexpr std::int64_t buckets = 10;
-  /// A lease ends this much before its bucket does on the local clock (clock reads are
-  /// millisecond-coarse), plus the lag of the reading request threads compare with.
+  /// A lease ends this much before its bucket does on the local clock: Redis's TIME and the
+  /// request threads' readings are whole milliseconds, each up to 1 ms behind the instant.
   static constexpr std::int64_t expiry_margin_ms = 2;
-
-  /// `reading_lag_ms`: how far the request threads' clock reading may lag (detail::fresh_ms_lag).
-  explicit lease_planner(std::int64_t reading_lag_ms = 0) noexcept
-      : margin_ms_(expiry_margin_ms + reading_lag_ms) {}
 
   /** Expires the lease when its bucket is over and says whether to ask now; `limit` is the
       rule's shared count. */
@@ -62,7 +58,6 @@ class lease_planner {
  private:
   void settle(std::uint32_t unspent) noexcept;
 
-  std::int64_t margin_ms_;
   std::int64_t bucket_ = -1;
   std::int64_t expires_ms_ = 0;
   std::uint32_t granted_ = 0;

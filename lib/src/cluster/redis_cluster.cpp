@@ -4,7 +4,6 @@
 #include "cluster/lease_planner.hpp"
 #include "cluster/lease_scripts.hpp"
 #include "cluster/redis_router.hpp"
-#include "chain/fresh_time.hpp"
 
 #include <unistd.h>
 
@@ -148,7 +147,7 @@ class redis_cluster::impl {
       for (tracked_rule& t : rules_) {
         t.lease->revoke();
         t.spent_before = t.spent();
-        t.planner = lease_planner(floodgate::detail::fresh_ms_lag());
+        t.planner = lease_planner();
       }
     }
     std::vector<tracked_rule> next;
@@ -162,7 +161,7 @@ class redis_cluster::impl {
             next.push_back(std::move(*same));
             return;
           }
-          tracked_rule t{.planner = lease_planner(floodgate::detail::fresh_ms_lag())};
+          tracked_rule t;
           t.rule = rule;
           t.index = index;
           t.lease = l;

@@ -348,7 +348,8 @@ entry engine_impl::enter(context& ctx, node::cluster_node* cluster,
                            *node,
                            origin,
                            registry_,
-                           options_.occupy_timeout_ms};
+                           options_.occupy_timeout_ms,
+                           options.precise_duration};
     return run_checks(snap, rules, cc, tokens);
   }();
 

@@ -1,6 +1,5 @@
 #include "flow/cluster_controller.hpp"
 
-#include "chain/fresh_time.hpp"
 #include "flow/qps_window.hpp"
 
 #include <chrono>
@@ -26,11 +25,7 @@ slot_verdict cluster_controller::check(const flow_request& req, const selected_n
                                        flow_booking& booking) noexcept {
   switch (lease_->mode()) {
     case cluster_mode::global:
-      // A fresh reading: the entry's now_ms comes from a ticker thread that a busy machine may
-      // not run for milliseconds, and a pass must be spent inside the bucket that recorded it
-      // (the lease ends fresh_ms_lag() early to cover this reading's own lag).
-      if (lease_->try_take(req.acquire,
-                           req.time != nullptr ? detail::fresh_ms(*req.time) : req.now_ms)) {
+      if (lease_->try_take(req.acquire, lease_time_ms(req.now_ms, req.now_is_fresh, req.time))) {
         return slot_verdict::pass();
       }
       lease_->note_miss(req.acquire);

@@ -10,6 +10,16 @@
 
 namespace floodgate::flow {
 
+/** The time a lease is spent at, in ms: a pass must be spent inside the store's bucket that
+    recorded it. The entry's own time when it was read from the clock for this entry; otherwise a
+    fresh read, never the millisecond word a ticker thread refreshes (a busy machine may not run
+    it for milliseconds) nor CLOCK_MONOTONIC_COARSE (in a VM its tick was measured 7.6 ms late
+    idle and 31 ms under load, which let a pass through after its bucket had ended). */
+inline std::int64_t lease_time_ms(std::int64_t now_ms, bool now_is_fresh,
+                                  const clock* time) noexcept {
+  return now_is_fresh || time == nullptr ? now_ms : ns_to_ms(time->now_ns());
+}
+
 /** Decides a clusterMode rule (QPS, reject, strategy direct) for one entry.
 
     - global: a pass is one taken from the rule's @ref cluster_lease (one compare-and-swap);

@@ -21,11 +21,12 @@ struct flow_request {
   /// The engine's clock, for controllers that need a fresh reading rather than the entry's
   /// (cheap, possibly a tick old) now_ms; null in tests that drive a controller by hand.
   const clock* time = nullptr;
+  bool now_is_fresh = false;  ///< check_context::now_is_fresh
 
   /// The entry being checked.
   static flow_request from(const check_context& ctx) noexcept {
-    return {ctx.now_ms, ctx.now_ns, ctx.acquire, ctx.prioritized, ctx.occupy_timeout_ms,
-            &ctx.time};
+    return {ctx.now_ms,           ctx.now_ns, ctx.acquire, ctx.prioritized,
+            ctx.occupy_timeout_ms, &ctx.time,  ctx.now_is_fresh};
   }
 };
 

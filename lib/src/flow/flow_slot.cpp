@@ -21,6 +21,9 @@ struct compiled_rule {
   /// Set for a QPS reject rule on the resource's own node (limitApp default, strategy direct,
   /// not a dry run): its passes may come from the admission window's lease, inline.
   flow::default_controller* leased = nullptr;
+  /// Set, instead, for a clusterMode rule under the same conditions: its passes come from the
+  /// fleet's lease, inline.
+  cluster_lease* fleet = nullptr;
   std::int32_t index = 0;
   flow::limit_app_kind kind = flow::limit_app_kind::all;
   bool dry_run = false;
@@ -72,10 +75,10 @@ struct resource_flow_rules::impl {
 resource_flow_rules::resource_flow_rules(std::unique_ptr<impl> p)
     : impl_(std::move(p)), size_(impl_->rules.size()) {
   for (const compiled_rule& r : impl_->rules) {
-    if (r.leased == nullptr || leased_.size() == tracked_rules) {
+    if ((r.leased == nullptr && r.fleet == nullptr) || leased_.size() == tracked_rules) {
       break;
     }
-    leased_.push_back(r.leased);
+    leased_.push_back({r.leased, r.fleet});
   }
 }
 resource_flow_rules::~resource_flow_rules() = default;
@@ -100,7 +103,8 @@ std::unique_ptr<resource_flow_rules> resource_flow_rules::build(
       p->named.push_back(ir.rule.limit_app);
     }
     const bool dry_run = ir.rule.dry_run;
-    p->rules.push_back({nullptr, nullptr, ir.index, kind, dry_run, std::move(ir.rule), nullptr});
+    p->rules.push_back(
+        {nullptr, nullptr, nullptr, ir.index, kind, dry_run, std::move(ir.rule), nullptr});
   }
   // Sentinel's FlowRuleComparator: any specific limitApp (`other` too) before `default`.
   std::stable_partition(p->rules.begin(), p->rules.end(),
@@ -126,6 +130,9 @@ std::unique_ptr<resource_flow_rules> resource_flow_rules::build(
     if (c.kind == flow::limit_app_kind::all && c.rule.strategy == flow_strategy::direct &&
         !c.dry_run) {
       c.leased = c.controller->qps_reject();
+      if (const auto* lease = c.controller->lease()) {
+        c.fleet = lease->get();
+      }
     }
   }
   return std::unique_ptr<resource_flow_rules>(new resource_flow_rules(std::move(p)));

@@ -3,6 +3,7 @@
 
 #include <floodgate/chain/cluster_lease.hpp>
 #include <floodgate/chain/slot.hpp>
+#include "flow/cluster_controller.hpp"
 #include "flow/default_controller.hpp"
 #include <floodgate/rules/flow_rule.hpp>
 #include "rules/indexed_rule.hpp"
@@ -44,19 +45,31 @@ class resource_flow_rules {
     return first == size_ ? slot_verdict::pass() : check_from(first, ctx, tokens);
   }
 
-  /** The usual case of check(), inline: the leading rules that count on the resource's own
-      node (QPS, reject, limitApp default, strategy direct, no dry run) take a pass from their
-      admission window's lease to this thread (admission_window::spend_lease), with check()'s
-      bookkeeping. Returns how many leading rules passed that way; check_from() decides the rest. */
+  /** The usual case of check(), inline, for the leading rules that apply to every entry
+      (limitApp default, strategy direct, no dry run): a local QPS reject rule takes a pass from
+      its admission window's lease to this thread (admission_window::spend_lease), with check()'s
+      bookkeeping; a clusterMode rule in global mode takes one from the fleet's lease
+      (cluster_controller's global case). Returns how many leading rules passed that way;
+      check_from() decides the rest. */
   std::size_t spend_leases(const check_context& ctx, entry_tokens& tokens) const noexcept {
     if (leased_.empty() || ctx.now_ms < 0) {
       return 0;
     }
     const std::int64_t w = ctx.cluster.bucket_divider().divide(ctx.now_ms);
     const stat::writer_shard ws = stat::this_thread_shard();
+    std::int64_t lease_ms = -1;  // read for the first clusterMode rule
     std::size_t i = 0;
     for (; i < leased_.size(); ++i) {
-      if (!leased_[i]->spend_lease(w, ctx.acquire, ws)) {
+      if (cluster_lease* fleet = leased_[i].fleet) {
+        if (lease_ms < 0) {
+          lease_ms = flow::lease_time_ms(ctx.now_ms, ctx.now_is_fresh, &ctx.time);
+        }
+        if (fleet->mode() != cluster_mode::global || !fleet->try_take(ctx.acquire, lease_ms)) {
+          break;
+        }
+        continue;
+      }
+      if (!leased_[i].local->spend_lease(w, ctx.acquire, ws)) {
         break;
       }
       if (tokens.flow_admitted == 0) {
@@ -95,7 +108,12 @@ class resource_flow_rules {
   explicit resource_flow_rules(std::unique_ptr<impl> p);
   std::unique_ptr<impl> impl_;
   std::size_t size_ = 0;
-  std::vector<flow::default_controller*> leased_;  // the leading rules spend_leases() serves
+  /// A leading rule spend_leases() serves: one of the two is set.
+  struct inline_rule {
+    flow::default_controller* local = nullptr;
+    cluster_lease* fleet = nullptr;
+  };
+  std::vector<inline_rule> leased_;
 };
 
 }  // namespace floodgate

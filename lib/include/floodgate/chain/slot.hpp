@@ -72,6 +72,9 @@ struct check_context {
   node::origin_node* origin_node;  ///< null when the origin is empty or past the origin cap
   node::node_registry& registry;   ///< for RELATE lookups and the global inbound node
   std::int64_t occupy_timeout_ms;
+  /// now_ms was read from the clock for this entry (entry_options::precise_duration), not taken
+  /// from the millisecond word a ticker thread refreshes (which a busy machine may leave stale).
+  bool now_is_fresh = false;
 };
 
 /// Everything a slot may look at when an entry exits.
