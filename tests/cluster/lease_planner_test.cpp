@@ -52,6 +52,22 @@ TEST(LeasePlanner, HoldsOnWhileTheLeaseLastsAndHandsBackWhatExpiredUnspent) {
   EXPECT_EQ(p.plan(lease, 1158, 100)->returned, 1u);  // only the new lease's unspent pass
 }
 
+// A timeout may come after Redis ran the script: sending the hand-back again could free the same
+// passes twice and let the fleet pass more than the count.
+TEST(LeasePlanner, AHandBackWhoseRequestFailedIsNotSentAgain) {
+  cluster_lease lease;
+  lease_planner p;
+  auto ask = p.plan(lease, 1000, 100);
+  p.on_reply(lease, *ask, granted(5, 10, 60), 1000);
+  ask = p.plan(lease, 1058, 100);
+  ASSERT_TRUE(ask);
+  ASSERT_EQ(ask->returned, 5u);
+  p.on_failure(*ask);
+  ask = p.plan(lease, 1059, 100);
+  ASSERT_TRUE(ask);
+  EXPECT_EQ(ask->returned, 0u);
+}
+
 TEST(LeasePlanner, GrowsTheLeaseWithDemandUpToTheLimit) {
   cluster_lease lease;
   lease_planner p;

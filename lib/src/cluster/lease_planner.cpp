@@ -51,12 +51,18 @@ std::optional<lease_ask> lease_planner::plan(cluster_lease& lease, std::int64_t 
   return ask;
 }
 
-void lease_planner::on_reply(cluster_lease& lease, const lease_ask& ask, const lease_reply& reply,
-                             std::int64_t sent_ms) {
+void lease_planner::forget_returned(const lease_ask& ask) noexcept {
   if (ask.returned > 0 && ask.returned_bucket == returned_bucket_) {
     returned_ -= std::min(returned_, ask.returned);
     if (returned_ == 0) returned_bucket_ = -1;
   }
+}
+
+void lease_planner::on_failure(const lease_ask& ask) noexcept { forget_returned(ask); }
+
+void lease_planner::on_reply(cluster_lease& lease, const lease_ask& ask, const lease_reply& reply,
+                             std::int64_t sent_ms) {
+  forget_returned(ask);
   next_ask_ms_ = reply.granted < ask.asked ? sent_ms + std::max<std::int64_t>(reply.retry_ms, 1)
                                            : 0;
   if (reply.granted <= 0) {

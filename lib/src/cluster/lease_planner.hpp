@@ -48,6 +48,11 @@ class lease_planner {
   void on_reply(cluster_lease& lease, const lease_ask& ask, const lease_reply& reply,
                 std::int64_t sent_ms);
 
+  /** The request carrying `ask` failed (timeout, I/O error, error reply). A timeout may come
+      after the store ran the script, so whether it took the hand-back is unknown: it is dropped
+      rather than sent again, which could free the same passes twice (errs towards fewer). */
+  void on_failure(const lease_ask& ask) noexcept;
+
   /// Passes spent from leases so far.
   std::uint64_t spent() const noexcept { return spent_; }
   /// The lease's bucket, -1 when none is held.
@@ -57,6 +62,8 @@ class lease_planner {
 
  private:
   void settle(std::uint32_t unspent) noexcept;
+  /// The hand-back `ask` carried is no longer pending (taken, or dropped).
+  void forget_returned(const lease_ask& ask) noexcept;
 
   std::int64_t bucket_ = -1;
   std::int64_t expires_ms_ = 0;

@@ -284,6 +284,7 @@ class redis_cluster::impl {
     if (!res.ok() || items == nullptr || items->size() != 4) {
       const std::string why = res.ok() ? "unexpected reply to the lease script" : res.error;
       r.last_error = why;
+      r.planner.on_failure(*ask);
       ++results_[static_cast<std::size_t>(res.timeout ? lease_result::timeout
                                                       : lease_result::error)];
       fail(why, res.timeout);
