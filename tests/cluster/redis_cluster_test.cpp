@@ -88,8 +88,11 @@ struct instance {
 using testing::pass_counts;
 using testing::wall_ms;
 
-/** Three instances flood one global rule for `seconds`; returns their passes. */
-pass_counts flood_three(const rule_set& rules, int seconds) {
+/** Three instances flood one global rule for `seconds`; returns their passes. A lease request
+    that times out falls back to the local limit, which may pass more than the count (SPEC §10):
+    the flood gives Redis a second to answer, so a sanitizer's slow round trip is not one. */
+pass_counts flood_three(rule_set rules, int seconds) {
+  rules.cluster->timeout_ms = 1000;
   std::vector<std::unique_ptr<instance>> fleet;
   for (int i = 0; i < 3; ++i) fleet.push_back(std::make_unique<instance>(rules, "i" + std::to_string(i)));
   EXPECT_TRUE(eventually([&] {
@@ -120,6 +123,13 @@ pass_counts flood_three(const rule_set& rules, int seconds) {
   for (auto& t : threads) t.join();
   std::cout << "passes per aligned second:" << passes.text() << "; Redis commands per instance:";
   for (auto& f : fleet) std::cout << ' ' << f->adapter->status().commands;
+  std::cout << "; failed lease requests per instance:";
+  for (auto& f : fleet) {
+    const auto s = f->adapter->status();
+    std::cout << ' '
+              << s.lease_requests[static_cast<std::size_t>(lease_result::error)] +
+                     s.lease_requests[static_cast<std::size_t>(lease_result::timeout)];
+  }
   std::cout << '\n';
   return passes;
 }
