@@ -315,7 +315,7 @@ entry engine_impl::enter(context& ctx, node::cluster_node* cluster,
       ctx.current_ != nullptr ? ctx.current_->children() : ctx.entrance_->children();
   node::default_node* node = registry_.default_node_for(*ctx.entrance_, *cluster, parent);
   if (node == nullptr) {
-    return entry(this, options.acquire, options.type);  // past the context cap
+    return entry(this, options.acquire, options.type);  // no memory even for the overflow node
   }
   const stat::writer_shard ws = stat::this_thread_shard();
   node::origin_node* origin = registry_.origin(*cluster, ctx.origin_, ctx.origin_hash_, ws.index);

@@ -1,5 +1,7 @@
 #include "node/cluster_node.hpp"
 
+#include "node/default_node.hpp"
+
 namespace floodgate::node {
 
 void totals_layout::add_slow(blocks& b, std::uint32_t shard, bool exclusive, std::size_t word,
@@ -26,7 +28,10 @@ std::uint64_t resource_totals::completed() const noexcept {
   return n;
 }
 
-cluster_node::~cluster_node() { delete overflow_origin_.load(std::memory_order_relaxed); }
+cluster_node::~cluster_node() {
+  delete overflow_origin_.load(std::memory_order_relaxed);
+  delete overflow_default_.load(std::memory_order_relaxed);
+}
 
 void cluster_node::push_origin(origin_node* n) noexcept {
   origin_node* head = origins_.load(std::memory_order_relaxed);

@@ -186,6 +186,8 @@ class resource_totals : totals_layout {
 /** The origin name of a resource's overflow node: the origins that came after the cap of
     (resource, origin) pairs was reached share it (admin API `/floodgate/origins`). */
 inline constexpr std::string_view overflow_origin_name = "<overflow>";
+/// The context name of the default nodes (context, resource) pairs past the cap share.
+inline constexpr std::string_view overflow_context_name = "<overflow>";
 
 /** One resource's node: every context's traffic together (Sentinel's ClusterNode).
 
@@ -222,6 +224,11 @@ class cluster_node : public stat::statistic_node {
   origin_node* overflow_origin() const noexcept {
     return overflow_origin_.load(std::memory_order_acquire);
   }
+  /** The default node every context shares for this resource once the registry's cap of
+      (context, resource) pairs is reached (its rules still apply); null until then. */
+  default_node* overflow_default() const noexcept {
+    return overflow_default_.load(std::memory_order_acquire);
+  }
 
  private:
   friend class node_registry;
@@ -233,6 +240,7 @@ class cluster_node : public stat::statistic_node {
   std::atomic<std::uint64_t> rules_hint_{0};  // version 0 (the empty rule set): no rules
   std::atomic<origin_node*> origins_{nullptr};
   std::atomic<origin_node*> overflow_origin_{nullptr};  // owned
+  std::atomic<default_node*> overflow_default_{nullptr};  // owned
   resource_totals totals_;
 };
 

@@ -103,6 +103,7 @@ node_registry::node_registry(const registry_limits& limits, const stat::window_c
     : limits_(limits),
       windows_(windows),
       inbound_(std::make_unique<cluster_node>("__total_inbound_traffic__", 0, windows)),
+      overflow_entrance_(std::make_unique<entrance_node>(std::string(overflow_context_name), 0)),
       resources_(limits.max_resources),
       entrances_(limits.max_contexts),
       defaults_(limits.max_default_nodes),
@@ -176,24 +177,45 @@ default_node* node_registry::find_default_node(entrance_node& entrance, cluster_
     resource.last_default_.store(n, std::memory_order_release);
     return n;
   }
+  if (defaults_.size() >= defaults_.cap()) {
+    return overflow_default(resource);  // full: do not allocate a node only to drop it
+  }
   default_node* fresh = nullptr;
   try {
     fresh = new default_node(resource, entrance, windows_);
   } catch (...) {
-    overflow_.default_nodes.fetch_add(1, std::memory_order_relaxed);
-    return nullptr;
+    return overflow_default(resource);
   }
   fresh->hash_ = h;
   default_node* n = defaults_.insert(h, fresh, eq);
   if (n == nullptr) {
-    overflow_.default_nodes.fetch_add(1, std::memory_order_relaxed);
-  } else {
-    if (n == fresh) {
-      parent.push(fresh);
-    }
-    resource.last_default_.store(n, std::memory_order_release);
+    return overflow_default(resource);
   }
+  if (n == fresh) {
+    parent.push(fresh);
+  }
+  resource.last_default_.store(n, std::memory_order_release);
   return n;
+}
+
+default_node* node_registry::overflow_default(cluster_node& resource) noexcept {
+  overflow_.default_nodes.fetch_add(1, std::memory_order_relaxed);
+  if (default_node* n = resource.overflow_default()) {
+    return n;
+  }
+  default_node* fresh = nullptr;
+  try {
+    fresh = new default_node(resource, *overflow_entrance_, windows_);
+  } catch (...) {
+    return nullptr;  // out of memory: the entry passes unchecked
+  }
+  default_node* expected = nullptr;
+  if (!resource.overflow_default_.compare_exchange_strong(
+          expected, fresh, std::memory_order_acq_rel, std::memory_order_acquire)) {
+    delete fresh;
+    return expected;
+  }
+  return fresh;
 }
 
 origin_node* node_registry::origin(cluster_node& resource, std::string_view origin,

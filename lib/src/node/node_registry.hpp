@@ -176,7 +176,10 @@ class node_registry {
   const entrance_node* find_entrance(std::string_view name) const noexcept;
 
   /** The default node of `resource` in `entrance`'s context; created on first use as a child of
-      `parent`. Null past the cap. */
+      `parent`. Past the cap of (context, resource) pairs, the resource's shared overflow node
+      (@ref cluster_node::overflow_default, in no context's tree): the entry is still counted on
+      the resource and checked against its rules, chain rules limiting every overflowed context
+      together. Null only when even that node cannot be allocated. */
   default_node* default_node_for(entrance_node& entrance, cluster_node& resource,
                                  child_list& parent) noexcept {
     default_node* last = resource.last_default_.load(std::memory_order_acquire);
@@ -242,10 +245,15 @@ class node_registry {
                                   child_list& parent) noexcept;
   /// Counts an origin past the cap and returns `resource`'s overflow node, created on first use.
   origin_node* overflow_origin(cluster_node& resource) noexcept;
+  /// Counts a (context, resource) pair past the cap and returns `resource`'s overflow default
+  /// node, created on first use.
+  default_node* overflow_default(cluster_node& resource) noexcept;
 
   registry_limits limits_;
   stat::window_config windows_;
   std::unique_ptr<cluster_node> inbound_;
+  /// The context the overflow default nodes belong to (listed nowhere).
+  std::unique_ptr<entrance_node> overflow_entrance_;
   detail::node_table<cluster_node> resources_;
   detail::node_table<entrance_node> entrances_;
   detail::node_table<default_node> defaults_;

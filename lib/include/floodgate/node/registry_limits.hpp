@@ -5,7 +5,9 @@
 
 namespace floodgate::node {
 
-/// Caps on what the registry tracks; past a cap an entry passes unchecked and is counted.
+/** Caps on what the registry tracks. Past the resource or context cap an entry passes unchecked
+    and is counted; past the pair caps it is counted on a node its resource keeps for all the
+    pairs past the cap, and still checked. */
 struct registry_limits {
   std::size_t max_resources = 6000;
   std::size_t max_contexts = 2000;
