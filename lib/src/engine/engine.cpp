@@ -375,6 +375,9 @@ entry engine_impl::enter(context& ctx, node::cluster_node* cluster,
     if (inbound) registry_.inbound().increase_concurrency(at);
   }
   cluster->totals().count_pass(at);
+  if (tokens.flow_reserved != 0) [[unlikely]] {
+    rules->flow->on_recorded(n, tokens);  // the rules that read these nodes now see the pass
+  }
 
   const auto pin = pinned.keep();  // released by exit()
   const entry::pass_state state{

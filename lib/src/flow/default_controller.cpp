@@ -19,11 +19,19 @@ slot_verdict blocked(std::int64_t retry_after_ms) noexcept {
 
 slot_verdict default_controller::check(const flow_request& req, const selected_node& node,
                                        bool can_hold, flow_booking& booking) noexcept {
+  // A node this entry's pass is recorded on (not RELATE's other resource): reservations count
+  // the admissions it does not show yet.
+  const bool can_reserve = can_hold && (node.chain != nullptr || node.writable != nullptr);
   if (grade_ == flow_grade::concurrency) {
     if (node.exclusive && can_hold) {
       return check_concurrency(req, *node.stats, booking);
     }
-    if (static_cast<double>(node.stats->concurrency() + req.acquire) > count_) {
+    const std::int64_t reserved = reserve(req.acquire, can_reserve, booking);
+    if (static_cast<double>(node.stats->concurrency() + reserved) > count_) {
+      if (booking.reserved) {
+        unreserve(req.acquire);
+        booking.reserved = false;
+      }
       return blocked(0);
     }
     return slot_verdict::pass();
@@ -37,7 +45,16 @@ slot_verdict default_controller::check(const flow_request& req, const selected_n
     }
     return over_limit(req, node, booking, shape, a.retry_after_ms);
   }
-  return check_qps_on_node(req, node, booking);
+  return check_qps_on_node(req, node, can_reserve, booking);
+}
+
+std::int64_t default_controller::reserve(std::uint32_t acquire, bool can_reserve,
+                                         flow_booking& booking) noexcept {
+  if (!can_reserve) {
+    return acquire;
+  }
+  booking.reserved = true;
+  return pending_.fetch_add(acquire, std::memory_order_acq_rel) + acquire;
 }
 
 slot_verdict default_controller::over_limit(const flow_request& req, const selected_node& node,
@@ -56,13 +73,18 @@ slot_verdict default_controller::over_limit(const flow_request& req, const selec
 }
 
 slot_verdict default_controller::check_qps_on_node(const flow_request& req,
-                                                   const selected_node& node,
+                                                   const selected_node& node, bool can_reserve,
                                                    flow_booking& booking) noexcept {
   const auto& stats = *node.stats;
+  const std::int64_t reserved = reserve(req.acquire, can_reserve, booking);
   // Sentinel truncates: (int) passQps.
   const auto passes = static_cast<std::int64_t>(stats.pass_qps(req.now_ms));
-  if (static_cast<double>(passes + req.acquire) <= count_) {
+  if (static_cast<double>(passes + reserved) <= count_) {
     return slot_verdict::pass();
+  }
+  if (booking.reserved) {
+    unreserve(req.acquire);
+    booking.reserved = false;
   }
   if (req.prioritized && (node.chain != nullptr || node.writable != nullptr)) {
     const std::int64_t wait_ms =

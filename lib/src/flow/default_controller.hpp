@@ -20,8 +20,13 @@ namespace floodgate::flow {
     - Concurrency on an exclusive node: an in-flight counter owned by the rule, raised only while
       below `count`, so never more than `count` entries hold it.
     - Otherwise (an `other` rule's per-origin node, a RELATE node, a CHAIN node shared with other
-      origins, more than 32 rules on a resource): Sentinel's check-then-act on the node's own
-      statistics — `(int) passQps + acquire > count` or `concurrency + acquire > count` blocks.
+      origins): Sentinel's test on the node's own statistics — `(int) passQps + acquire > count`
+      or `concurrency + acquire > count` blocks — with the entries this rule admitted whose
+      pass the node does not show yet counted too: each admission holds a reservation until
+      the statistic slot has recorded its pass (unreserve()), so threads racing between the
+      check and the record do not overshoot. A RELATE rule reads another resource's node, which
+      this entry never writes, and a rule beyond the 32 tracked per resource cannot be told
+      when to unreserve: both check without (Sentinel's check-then-act).
 
     A blocked QPS verdict carries the time until enough of the window slides out; a blocked
     concurrency verdict carries no retry time (a slot frees when some entry exits).
@@ -55,6 +60,11 @@ class default_controller {
   }
   /// Gives back an in-flight slot.
   void release() noexcept { in_flight_.fetch_sub(1, std::memory_order_acq_rel); }
+  /** Ends a reservation (flow_booking::reserved) once the entry's pass is on the node, or it
+      was blocked. Release: a check that finds the reservation gone sees the recorded pass. */
+  void unreserve(std::uint32_t acquire) noexcept {
+    pending_.fetch_sub(acquire, std::memory_order_acq_rel);
+  }
 
   /// The rule's grade and threshold.
   flow_grade grade() const noexcept { return grade_; }
@@ -68,15 +78,20 @@ class default_controller {
   slot_verdict over_limit(const flow_request& req, const selected_node& node, flow_booking& booking,
                           const window_shape& shape, std::int64_t retry_after_ms) noexcept;
   slot_verdict check_qps_on_node(const flow_request& req, const selected_node& node,
-                                 flow_booking& booking) noexcept;
+                                 bool can_reserve, flow_booking& booking) noexcept;
+  /// Reserves `acquire` and returns what this rule's admissions not yet recorded add up to,
+  /// this one's included; 0 reserved when `can_reserve` is false.
+  std::int64_t reserve(std::uint32_t acquire, bool can_reserve, flow_booking& booking) noexcept;
   slot_verdict check_concurrency(const flow_request& req, const stat::statistic_node& node,
                                  flow_booking& booking) noexcept;
 
   // A QPS rule writes only its admission window, a concurrency rule only `in_flight_`: the
-  // two never contend, so `in_flight_` needs no line of its own.
+  // two never contend, so `in_flight_` needs no line of its own. `pending_` is written only
+  // by rules on a shared node, which write neither.
   flow_grade grade_;
   double count_;
   std::atomic<std::int64_t> in_flight_{0};
+  std::atomic<std::int64_t> pending_{0};
   admission_window admissions_;
 };
 

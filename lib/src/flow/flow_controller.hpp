@@ -78,6 +78,11 @@ class flow_controller {
       c->release();
     }
   }
+  void unreserve(std::uint32_t acquire) noexcept {
+    if (auto* c = std::get_if<default_controller>(&impl_)) {
+      c->unreserve(acquire);
+    }
+  }
 
  private:
   using variant = std::variant<default_controller, warm_up_controller, throttling_controller,

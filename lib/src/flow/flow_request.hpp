@@ -67,6 +67,8 @@ struct selected_node {
 struct flow_booking {
   std::int64_t admitted_window = -1;  ///< window of a pass booked in the rule's admission window
   bool held = false;                  ///< holds one of the rule's in-flight slots
+  /// Holds a reservation of the rule (default_controller::unreserve once the pass is recorded).
+  bool reserved = false;
   /// The pass was booked into a coming window of the node (prioritized borrowing): the statistic
   /// slot must not count it again (entry_tokens::pass_booked).
   bool pass_booked = false;

@@ -61,7 +61,15 @@ struct resource_flow_rules::impl {
       tokens.flow_queued = 0;
     }
     release(tokens);
+    unreserve(acquire, tokens);
     tokens.flow_admitted = 0;
+  }
+
+  void unreserve(std::uint32_t acquire, entry_tokens& tokens) const noexcept {
+    for (auto bits = tokens.flow_reserved; bits != 0; bits &= bits - 1) {
+      rules[static_cast<std::size_t>(std::countr_zero(bits))].controller->unreserve(acquire);
+    }
+    tokens.flow_reserved = 0;
   }
 
   void release(entry_tokens& tokens) const noexcept {
@@ -171,6 +179,9 @@ slot_verdict resource_flow_rules::impl::check_from(std::size_t first, const chec
       if (booking.held) {
         tokens.flow_held |= bit;
       }
+      if (booking.reserved) {
+        tokens.flow_reserved |= bit;
+      }
       // A place in a throttling queue; with several, the first is given back on a block (the
       // others wait behind it anyway, or stay taken: errs towards fewer admissions).
       if (booking.queued && tokens.flow_queued == 0) {
@@ -205,6 +216,10 @@ slot_verdict resource_flow_rules::impl::check_from(std::size_t first, const chec
     return slot_verdict::blocked(b);
   }
   return wait_ns > 0 ? slot_verdict::wait(wait_ns) : slot_verdict::pass();
+}
+
+void resource_flow_rules::on_recorded(std::uint32_t acquire, entry_tokens& tokens) const noexcept {
+  impl_->unreserve(acquire, tokens);
 }
 
 void resource_flow_rules::on_blocked_later(const check_context& ctx,

@@ -86,6 +86,9 @@ class resource_flow_rules {
                           entry_tokens& tokens) const noexcept;
   /// Number of rules.
   std::size_t size() const noexcept { return size_; }
+  /// The entry passed and its pass is recorded on every node: end its reservations
+  /// (entry_tokens::flow_reserved).
+  void on_recorded(std::uint32_t acquire, entry_tokens& tokens) const noexcept;
   /// A later slot blocked the entry: give back what check() took.
   void on_blocked_later(const check_context& ctx, entry_tokens& tokens) const noexcept;
   void on_exit(const exit_context& ctx, entry_tokens& tokens) const noexcept;

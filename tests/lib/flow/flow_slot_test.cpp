@@ -8,6 +8,7 @@
 #include <atomic>
 #include <barrier>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -102,6 +103,66 @@ TEST_F(FlowSlot, AdmissionIsGivenBackWhenALaterSlotBlocks) {
   EXPECT_TRUE(eng.enter(ctx, "res").blocked());  // flow admitted it, the user slot blocked it
   EXPECT_TRUE(eng.enter(ctx, "res"));            // so the one pass is still free
   EXPECT_TRUE(eng.enter(ctx, "res").blocked());
+}
+
+/// A user slot after the flow slot that, once armed, enters "res" again as origin `origin` from
+/// inside the check: that second entry runs between the first one's flow check and the record
+/// of its pass, where a racing thread would.
+struct enter_between_check_and_record : slot {
+  engine* eng = nullptr;
+  std::string origin;
+  bool armed = false;
+  std::optional<bool> inner_passed;
+  int order() const noexcept override { return slot_order::degrade + 1; }
+  slot_verdict on_entry(const check_context&) noexcept override {
+    if (armed) {
+      armed = false;
+      context inner{*eng, "inner", origin};
+      inner_passed = eng->enter(inner, "res").passed();
+    }
+    return slot_verdict::pass();
+  }
+};
+
+// SPEC §8: no check-then-act overshoot, also for rules that read a node other entries write
+// (an `other` rule's origin node, a chain rule's context node).
+TEST_F(FlowSlot, AnEntryBetweenAnotherOnesCheckAndRecordSeesItOnASharedNode) {
+  for (const bool concurrency : {false, true}) {
+    SCOPED_TRACE(concurrency ? "concurrency" : "qps");
+    engine e{engine_options{.time = &clock}};
+    auto racer = std::make_shared<enter_between_check_and_record>();
+    racer->eng = &e;
+    racer->origin = "x";
+    e.add_slot(racer);
+    flow_rule r = qps(2, "other");
+    if (concurrency) r.grade = flow_grade::concurrency;
+    ASSERT_TRUE(e.load_rules({.flow = {r}}).ok());
+    context c{e, "ctx", "x"};
+    auto first = e.enter(c, "res");
+    ASSERT_TRUE(first);
+    racer->armed = true;
+    auto second = e.enter(c, "res");
+    EXPECT_TRUE(second);
+    ASSERT_TRUE(racer->inner_passed.has_value());
+    EXPECT_FALSE(*racer->inner_passed) << "the second entry's pass makes 2 of 2";
+  }
+}
+
+TEST_F(FlowSlot, AChainRuleOnAContextNodeSeesAnEntryBetweenCheckAndRecord) {
+  auto racer = std::make_shared<enter_between_check_and_record>();
+  racer->eng = &eng;
+  racer->origin = "x";
+  eng.add_slot(racer);
+  flow_rule r = qps(2, "x");
+  r.strategy = flow_strategy::chain;
+  r.ref_resource = "inner";
+  load({r});
+  context inner{eng, "inner", "x"};
+  ASSERT_TRUE(eng.enter(inner, "res"));
+  racer->armed = true;
+  EXPECT_TRUE(eng.enter(inner, "res"));
+  ASSERT_TRUE(racer->inner_passed.has_value());
+  EXPECT_FALSE(*racer->inner_passed);
 }
 
 // With room in the window, a thread books passes ahead (a lease) and later entries spend them

@@ -38,6 +38,9 @@ inline constexpr int degrade = -1000;
 struct entry_tokens {
   std::uint32_t flow_held = 0;      ///< bit i: holds an in-flight slot of flow rule i
   std::uint32_t flow_admitted = 0;  ///< bit i: booked a pass in flow rule i's admission window
+  /// Bit i: holds a reservation of flow rule i, which counts the entry until its pass is
+  /// recorded on the node the rule reads (rules on a node other entries also write).
+  std::uint32_t flow_reserved = 0;
   std::int64_t flow_admit_window = 0;
   std::uint32_t breaker_probe = 0;  ///< bit i: this entry is breaker i's half-open probe
   /// The flow slot already booked this entry's pass in a future window (prioritized borrowing):
