@@ -19,9 +19,11 @@ slot_verdict blocked(std::int64_t retry_after_ms) noexcept {
 
 slot_verdict default_controller::check(const flow_request& req, const selected_node& node,
                                        bool can_hold, flow_booking& booking) noexcept {
-  // A node this entry's pass is recorded on (not RELATE's other resource): reservations count
-  // the admissions it does not show yet.
-  const bool can_reserve = can_hold && (node.chain != nullptr || node.writable != nullptr);
+  // Reservations count the admissions the node does not show yet. One counter per rule serves
+  // only where every entry the rule checks reads the same node: a CHAIN rule's context node. An
+  // `other` rule reads each origin's own node (one origin's reservations must not hold back
+  // another), and RELATE another resource's, which this entry never writes.
+  const bool can_reserve = can_hold && node.chain != nullptr;
   if (grade_ == flow_grade::concurrency) {
     if (node.exclusive && can_hold) {
       return check_concurrency(req, *node.stats, booking);

@@ -21,12 +21,13 @@ namespace floodgate::flow {
       below `count`, so never more than `count` entries hold it.
     - Otherwise (an `other` rule's per-origin node, a RELATE node, a CHAIN node shared with other
       origins): Sentinel's test on the node's own statistics — `(int) passQps + acquire > count`
-      or `concurrency + acquire > count` blocks — with the entries this rule admitted whose
-      pass the node does not show yet counted too: each admission holds a reservation until
-      the statistic slot has recorded its pass (unreserve()), so threads racing between the
-      check and the record do not overshoot. A RELATE rule reads another resource's node, which
-      this entry never writes, and a rule beyond the 32 tracked per resource cannot be told
-      when to unreserve: both check without (Sentinel's check-then-act).
+      or `concurrency + acquire > count` blocks. On a CHAIN node the entries this rule admitted
+      whose pass the node does not show yet count too: each admission holds a reservation
+      until the statistic slot has recorded its pass (unreserve()), so threads racing between
+      the check and the record do not overshoot. An `other` rule (a node per origin, which one
+      counter per rule cannot stand for), RELATE (another resource's node, which this entry
+      never writes) and a rule beyond the 32 tracked per resource keep Sentinel's
+      check-then-act.
 
     A blocked QPS verdict carries the time until enough of the window slides out; a blocked
     concurrency verdict carries no retry time (a slot frees when some entry exits).

@@ -63,7 +63,8 @@ inline selected_node select_node(const flow_rule& rule, limit_app_kind kind,
       if (direct) {
         return {ctx.origin_node, ctx.origin_node, nullptr, true};
       }
-      // The default node counts every origin of the context: check-then-act on it.
+      // The default node counts every origin of the context: its statistics, plus the rule's
+      // reservations for its own admissions under way (default_controller).
       return select_reference_node(rule, ctx, false);
     case limit_app_kind::other:
       if (!is_other_origin(ctx.origin, named)) {

@@ -124,9 +124,9 @@ struct enter_between_check_and_record : slot {
   }
 };
 
-// SPEC §8: no check-then-act overshoot, also for rules that read a node other entries write
-// (an `other` rule's origin node, a chain rule's context node).
-TEST_F(FlowSlot, AnEntryBetweenAnotherOnesCheckAndRecordSeesItOnASharedNode) {
+// SPEC §8: no check-then-act overshoot, also for a chain rule whose context node every origin of
+// the context writes (limitApp named or `other`).
+TEST_F(FlowSlot, AChainRuleOnASharedNodeSeesAnEntryBetweenAnotherOnesCheckAndRecord) {
   for (const bool concurrency : {false, true}) {
     SCOPED_TRACE(concurrency ? "concurrency" : "qps");
     engine e{engine_options{.time = &clock}};
@@ -134,10 +134,12 @@ TEST_F(FlowSlot, AnEntryBetweenAnotherOnesCheckAndRecordSeesItOnASharedNode) {
     racer->eng = &e;
     racer->origin = "x";
     e.add_slot(racer);
-    flow_rule r = qps(2, "other");
+    flow_rule r = qps(2, "x");
+    r.strategy = flow_strategy::chain;
+    r.ref_resource = "inner";
     if (concurrency) r.grade = flow_grade::concurrency;
     ASSERT_TRUE(e.load_rules({.flow = {r}}).ok());
-    context c{e, "ctx", "x"};
+    context c{e, "inner", "x"};
     auto first = e.enter(c, "res");
     ASSERT_TRUE(first);
     racer->armed = true;
@@ -148,21 +150,25 @@ TEST_F(FlowSlot, AnEntryBetweenAnotherOnesCheckAndRecordSeesItOnASharedNode) {
   }
 }
 
-TEST_F(FlowSlot, AChainRuleOnAContextNodeSeesAnEntryBetweenCheckAndRecord) {
-  auto racer = std::make_shared<enter_between_check_and_record>();
-  racer->eng = &eng;
-  racer->origin = "x";
-  eng.add_slot(racer);
-  flow_rule r = qps(2, "x");
-  r.strategy = flow_strategy::chain;
-  r.ref_resource = "inner";
-  load({r});
-  context inner{eng, "inner", "x"};
-  ASSERT_TRUE(eng.enter(inner, "res"));
-  racer->armed = true;
-  EXPECT_TRUE(eng.enter(inner, "res"));
-  ASSERT_TRUE(racer->inner_passed.has_value());
-  EXPECT_FALSE(*racer->inner_passed);
+// An `other` rule limits each origin on its own node: one origin's admission under way must not
+// count against another's.
+TEST_F(FlowSlot, AnOtherRuleDoesNotCountOneOriginsAdmissionAgainstAnother) {
+  for (const bool concurrency : {false, true}) {
+    SCOPED_TRACE(concurrency ? "concurrency" : "qps");
+    engine e{engine_options{.time = &clock}};
+    auto racer = std::make_shared<enter_between_check_and_record>();
+    racer->eng = &e;
+    racer->origin = "b";
+    e.add_slot(racer);
+    flow_rule r = qps(1, "other");
+    if (concurrency) r.grade = flow_grade::concurrency;
+    ASSERT_TRUE(e.load_rules({.flow = {r}}).ok());
+    context c{e, "ctx", "a"};
+    racer->armed = true;
+    EXPECT_TRUE(e.enter(c, "res"));
+    ASSERT_TRUE(racer->inner_passed.has_value());
+    EXPECT_TRUE(*racer->inner_passed) << "origin b has its own count of 1";
+  }
 }
 
 // With room in the window, a thread books passes ahead (a lease) and later entries spend them

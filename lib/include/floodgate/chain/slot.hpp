@@ -38,9 +38,6 @@ inline constexpr int degrade = -1000;
 struct entry_tokens {
   std::uint32_t flow_held = 0;      ///< bit i: holds an in-flight slot of flow rule i
   std::uint32_t flow_admitted = 0;  ///< bit i: booked a pass in flow rule i's admission window
-  /// Bit i: holds a reservation of flow rule i, which counts the entry until its pass is
-  /// recorded on the node the rule reads (rules on a node other entries also write).
-  std::uint32_t flow_reserved = 0;
   std::int64_t flow_admit_window = 0;
   std::uint32_t breaker_probe = 0;  ///< bit i: this entry is breaker i's half-open probe
   /// The flow slot already booked this entry's pass in a future window (prioritized borrowing):
@@ -50,6 +47,9 @@ struct entry_tokens {
   /// Bit i: took a place in throttling flow rule i's queue, moving its schedule from
   /// flow_queue_from_ns to flow_queue_to_ns (one place is kept per entry; set only with the bit).
   std::uint32_t flow_queued = 0;
+  /// Bit i: holds a reservation of flow rule i, which counts the entry until its pass is
+  /// recorded on the node the rule reads (chain rules on a node other entries also write).
+  std::uint32_t flow_reserved = 0;
   std::int64_t flow_queue_from_ns;
   std::int64_t flow_queue_to_ns;
   /// Per-value in-flight counters held: the first param_held_count are set (the rest are
