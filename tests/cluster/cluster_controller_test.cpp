@@ -51,6 +51,8 @@ TEST(ClusterRuleOnTheProcessClock, NoPassIsSpentOnceTheLeaseHasExpired) {
   ASSERT_TRUE(eng.load_rules(cluster_rules(100)));
   const auto lease = lease_of(eng);
   const clock& c = eng.time();
+  lease->grant(1, ns_to_ms(c.now_ns()) + 60'000);
+  ASSERT_EQ(passes(eng, 2), 1) << "a valid lease is spent, and only what it holds";
   int late_passes = 0;
   for (int i = 0; i < 50; ++i) {
     const std::int64_t expiry = ns_to_ms(c.now_ns()) + 1;
@@ -60,6 +62,25 @@ TEST(ClusterRuleOnTheProcessClock, NoPassIsSpentOnceTheLeaseHasExpired) {
     late_passes += passes(eng, 1);
   }
   EXPECT_EQ(late_passes, 0);
+}
+
+// A cluster rule and a local QPS rule both pass inline (spend_leases); whichever blocks, the
+// local rule's admission is given back, whatever its place.
+TEST_F(ClusterRuleInEngine, ALocalRuleBesideAClusterRuleGetsItsAdmissionBackOnABlock) {
+  for (const bool cluster_first : {true, false}) {
+    SCOPED_TRACE(cluster_first ? "cluster rule first" : "local rule first");
+    engine e{{.time = &time}};
+    rule_set rules = cluster_rules(100);
+    const flow_rule local{.resource = "res", .count = 2};
+    rules.flow.insert(cluster_first ? rules.flow.end() : rules.flow.begin(), local);
+    ASSERT_TRUE(e.load_rules(rules));
+    const auto lease = lease_of(e);
+    lease->grant(1, time.now_ms() + 50);
+    EXPECT_EQ(passes(e, 1), 1);
+    EXPECT_EQ(passes(e, 1), 0) << "the lease is spent";
+    lease->grant(10, time.now_ms() + 50);
+    EXPECT_EQ(passes(e, 5), 1) << "the refused entry's local admission was given back";
+  }
 }
 
 TEST_F(ClusterRuleInEngine, ABlockedEntryNamesTheFlowRule) {

@@ -178,8 +178,8 @@ class node_registry {
   /** The default node of `resource` in `entrance`'s context; created on first use as a child of
       `parent`. Past the cap of (context, resource) pairs, the resource's shared overflow node
       (@ref cluster_node::overflow_default, in no context's tree): the entry is still counted on
-      the resource and checked against its rules, chain rules limiting every overflowed context
-      together. Null only when even that node cannot be allocated. */
+      the resource and checked against its rules (a chain rule that reads its context's node
+      reads the shared one). Null only when even that node cannot be allocated. */
   default_node* default_node_for(entrance_node& entrance, cluster_node& resource,
                                  child_list& parent) noexcept {
     default_node* last = resource.last_default_.load(std::memory_order_acquire);

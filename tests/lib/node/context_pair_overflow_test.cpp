@@ -54,7 +54,7 @@ TEST_F(ContextPairOverflow, AuthorityStillBlocksAnOriginPastTheCap) {
   EXPECT_EQ(passes("late", 2, "good"), 2);
 }
 
-TEST_F(ContextPairOverflow, AChainRuleLimitsTheOverflowedContextsTogether) {
+TEST_F(ContextPairOverflow, AChainRuleStillLimitsTheContextItNamesPastTheCap) {
   ASSERT_TRUE(eng.load_rules(
       {.flow = {{.resource = "res", .count = 2, .strategy = flow_strategy::chain,
                  .ref_resource = "late-1"}}}));
