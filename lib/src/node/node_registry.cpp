@@ -198,24 +198,40 @@ default_node* node_registry::find_default_node(entrance_node& entrance, cluster_
   return n;
 }
 
-default_node* node_registry::overflow_default(cluster_node& resource) noexcept {
-  overflow_.default_nodes.fetch_add(1, std::memory_order_relaxed);
-  if (default_node* n = resource.overflow_default()) {
+namespace {
+
+/** The node `slot` holds, made with `make` (which may throw) and published on first use; null
+    when it cannot be made. `on_published` runs once, for the node that won the slot. */
+template <class Node, class Make, class Published>
+Node* publish_once(std::atomic<Node*>& slot, Make&& make, Published&& on_published) noexcept {
+  if (Node* n = slot.load(std::memory_order_acquire)) {
     return n;
   }
-  default_node* fresh = nullptr;
+  Node* fresh = nullptr;
   try {
-    fresh = new default_node(resource, *overflow_entrance_, windows_);
+    fresh = make();
   } catch (...) {
-    return nullptr;  // out of memory: the entry passes unchecked
+    return nullptr;
   }
-  default_node* expected = nullptr;
-  if (!resource.overflow_default_.compare_exchange_strong(
-          expected, fresh, std::memory_order_acq_rel, std::memory_order_acquire)) {
+  Node* expected = nullptr;
+  if (!slot.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel,
+                                    std::memory_order_acquire)) {
     delete fresh;
     return expected;
   }
+  on_published(fresh);
   return fresh;
+}
+
+}  // namespace
+
+default_node* node_registry::overflow_default(cluster_node& resource) noexcept {
+  overflow_.default_nodes.fetch_add(1, std::memory_order_relaxed);
+  // Null when out of memory: the entry passes unchecked.
+  return publish_once(
+      resource.overflow_default_,
+      [&] { return new default_node(resource, *overflow_entrance_, windows_); },
+      [](default_node*) {});
 }
 
 origin_node* node_registry::origin(cluster_node& resource, std::string_view origin,
@@ -249,24 +265,14 @@ origin_node* node_registry::origin(cluster_node& resource, std::string_view orig
 
 origin_node* node_registry::overflow_origin(cluster_node& resource) noexcept {
   overflow_.origins.fetch_add(1, std::memory_order_relaxed);
-  if (origin_node* n = resource.overflow_origin()) {
-    return n;
-  }
-  origin_node* fresh = nullptr;
-  try {
-    fresh = new origin_node(resource, std::string(overflow_origin_name), 0, 0, windows_,
-                            origin_node::kind::overflow);
-  } catch (...) {
-    return nullptr;  // out of memory: the entry is counted on the resource only
-  }
-  origin_node* expected = nullptr;
-  if (!resource.overflow_origin_.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel,
-                                                         std::memory_order_acquire)) {
-    delete fresh;
-    return expected;
-  }
-  resource.push_origin(fresh);
-  return fresh;
+  // Null when out of memory: the entry is counted on the resource only.
+  return publish_once(
+      resource.overflow_origin_,
+      [&] {
+        return new origin_node(resource, std::string(overflow_origin_name), 0, 0, windows_,
+                               origin_node::kind::overflow);
+      },
+      [&](origin_node* n) { resource.push_origin(n); });
 }
 
 template class detail::node_table<cluster_node>;

@@ -124,50 +124,58 @@ struct enter_between_check_and_record : slot {
   }
 };
 
+/// An engine with one flow rule and an enter_between_check_and_record slot entering as `origin`.
+struct race_setup {
+  engine e;
+  std::shared_ptr<enter_between_check_and_record> racer =
+      std::make_shared<enter_between_check_and_record>();
+  race_setup(const clock& time, const flow_rule& r, std::string origin)
+      : e{engine_options{.time = &time}} {
+    racer->eng = &e;
+    racer->origin = std::move(origin);
+    e.add_slot(racer);
+    EXPECT_TRUE(e.load_rules({.flow = {r}}).ok());
+  }
+};
+
+/// `r` as a QPS rule and as a concurrency rule.
+std::vector<flow_rule> both_grades(flow_rule r) {
+  flow_rule c = r;
+  c.grade = flow_grade::concurrency;
+  return {r, c};
+}
+
 // SPEC §8: no check-then-act overshoot, also for a chain rule whose context node every origin of
 // the context writes (limitApp named or `other`).
 TEST_F(FlowSlot, AChainRuleOnASharedNodeSeesAnEntryBetweenAnotherOnesCheckAndRecord) {
-  for (const bool concurrency : {false, true}) {
-    SCOPED_TRACE(concurrency ? "concurrency" : "qps");
-    engine e{engine_options{.time = &clock}};
-    auto racer = std::make_shared<enter_between_check_and_record>();
-    racer->eng = &e;
-    racer->origin = "x";
-    e.add_slot(racer);
-    flow_rule r = qps(2, "x");
-    r.strategy = flow_strategy::chain;
-    r.ref_resource = "inner";
-    if (concurrency) r.grade = flow_grade::concurrency;
-    ASSERT_TRUE(e.load_rules({.flow = {r}}).ok());
-    context c{e, "inner", "x"};
-    auto first = e.enter(c, "res");
+  flow_rule chain = qps(2, "x");
+  chain.strategy = flow_strategy::chain;
+  chain.ref_resource = "inner";
+  for (const flow_rule& r : both_grades(chain)) {
+    SCOPED_TRACE(r.grade == flow_grade::concurrency ? "concurrency" : "qps");
+    race_setup race{clock, r, "x"};
+    context c{race.e, "inner", "x"};
+    auto first = race.e.enter(c, "res");
     ASSERT_TRUE(first);
-    racer->armed = true;
-    auto second = e.enter(c, "res");
+    race.racer->armed = true;
+    auto second = race.e.enter(c, "res");
     EXPECT_TRUE(second);
-    ASSERT_TRUE(racer->inner_passed.has_value());
-    EXPECT_FALSE(*racer->inner_passed) << "the second entry's pass makes 2 of 2";
+    ASSERT_TRUE(race.racer->inner_passed.has_value());
+    EXPECT_FALSE(*race.racer->inner_passed) << "the second entry's pass makes 2 of 2";
   }
 }
 
 // An `other` rule limits each origin on its own node: one origin's admission under way must not
 // count against another's.
 TEST_F(FlowSlot, AnOtherRuleDoesNotCountOneOriginsAdmissionAgainstAnother) {
-  for (const bool concurrency : {false, true}) {
-    SCOPED_TRACE(concurrency ? "concurrency" : "qps");
-    engine e{engine_options{.time = &clock}};
-    auto racer = std::make_shared<enter_between_check_and_record>();
-    racer->eng = &e;
-    racer->origin = "b";
-    e.add_slot(racer);
-    flow_rule r = qps(1, "other");
-    if (concurrency) r.grade = flow_grade::concurrency;
-    ASSERT_TRUE(e.load_rules({.flow = {r}}).ok());
-    context c{e, "ctx", "a"};
-    racer->armed = true;
-    EXPECT_TRUE(e.enter(c, "res"));
-    ASSERT_TRUE(racer->inner_passed.has_value());
-    EXPECT_TRUE(*racer->inner_passed) << "origin b has its own count of 1";
+  for (const flow_rule& r : both_grades(qps(1, "other"))) {
+    SCOPED_TRACE(r.grade == flow_grade::concurrency ? "concurrency" : "qps");
+    race_setup race{clock, r, "b"};
+    context c{race.e, "ctx", "a"};
+    race.racer->armed = true;
+    EXPECT_TRUE(race.e.enter(c, "res"));
+    ASSERT_TRUE(race.racer->inner_passed.has_value());
+    EXPECT_TRUE(*race.racer->inner_passed) << "origin b has its own count of 1";
   }
 }
 
