@@ -137,5 +137,66 @@ TEST(LeasePlanner, AWindowFullOfSpentPassesIsWaitedFor) {
   EXPECT_TRUE(p.plan(lease, 1900, 10));
 }
 
+// A quiet instance's minimum lease must not take passes a busy instance is short of (with count 2
+// and three instances, two idle ones held the whole count): it is asked for speculatively, and
+// the store grants such asks only while nobody in the fleet was refused passes.
+TEST(LeasePlanner, OnlyAnInstanceWithoutDemandInTheLastWindowAsksSpeculatively) {
+  cluster_lease lease;
+  lease_planner p;
+  auto ask = p.plan(lease, 1000, 100);
+  ASSERT_TRUE(ask);
+  EXPECT_TRUE(ask->speculative);  // nothing seen yet
+  p.on_reply(lease, *ask, granted(1, 10, 50), 1000);
+  ASSERT_TRUE(lease.try_take(1, 1001));
+  ask = p.plan(lease, 1050, 100);  // the lease ended, spent: demand
+  ASSERT_TRUE(ask);
+  EXPECT_FALSE(ask->speculative);
+  p.on_reply(lease, *ask, granted(1, 11, 100), 1050);
+  ask = p.plan(lease, 1150, 100);  // unspent, but the spent pass is 100 ms old
+  ASSERT_TRUE(ask);
+  EXPECT_FALSE(ask->speculative);
+  p.on_reply(lease, *ask, granted(1, 12, 100), 1150);
+  ask = p.plan(lease, 2050, 100);  // a whole window without demand
+  ASSERT_TRUE(ask);
+  EXPECT_TRUE(ask->speculative);
+}
+
+TEST(LeasePlanner, ARefusedSpeculativeAskWaitsForTheNextBucketUnlessARequestMisses) {
+  cluster_lease lease;
+  lease_planner p;
+  auto ask = p.plan(lease, 1000, 100);
+  ASSERT_TRUE(ask && ask->speculative);
+  p.on_reply(lease, *ask, granted(0, 10, 40), 1000);  // the fleet is short
+  EXPECT_FALSE(p.plan(lease, 1002, 100));
+  EXPECT_FALSE(p.plan(lease, 1039, 100));
+  ask = p.plan(lease, 1040, 100);  // the next bucket
+  ASSERT_TRUE(ask && ask->speculative);
+  p.on_reply(lease, *ask, granted(0, 11, 100), 1040);
+  lease.note_miss(1);
+  ask = p.plan(lease, 1042, 100);  // a request wants a pass: ask now, for real
+  ASSERT_TRUE(ask);
+  EXPECT_FALSE(ask->speculative);
+}
+
+// After a quiet spell a burst found a one-pass lease, and each refill was sized by the demand of
+// the past buckets (none): one request in two was refused far below the count.
+TEST(LeasePlanner, AnEmptyLeaseThatRequestsMissedIsRefilledToWhatThisBucketWanted) {
+  cluster_lease lease;
+  lease_planner p;
+  auto ask = p.plan(lease, 1000, 100);
+  p.on_reply(lease, *ask, granted(1, 10, 90), 1000);
+  ASSERT_TRUE(lease.try_take(1, 1001));
+  lease.note_miss(1);
+  ask = p.plan(lease, 1002, 100);
+  ASSERT_TRUE(ask);
+  EXPECT_EQ(ask->asked, 3u);  // 1.5 x (1 spent + 1 missed)
+  p.on_reply(lease, *ask, granted(3, 10, 88), 1002);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(lease.try_take(1, 1003));
+  lease.note_miss(1);
+  ask = p.plan(lease, 1004, 100);
+  ASSERT_TRUE(ask);
+  EXPECT_EQ(ask->asked, 6u);  // 1.5 x (3 + 1): the lease grows with the burst
+}
+
 }  // namespace
 }  // namespace floodgate::cluster::detail

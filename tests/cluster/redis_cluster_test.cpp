@@ -168,6 +168,50 @@ TEST(RedisCluster, ThreeInstancesNeverPassMoreThanTheGlobalCountAndUseAtLeast95P
   EXPECT_TRUE(passes.consistent(100, 95, 1)) << passes.text();
 }
 
+// Each quiet instance used to keep a one-pass lease in every bucket: with count 2 and two idle
+// peers, the one busy instance passed 1, 1, 0, 0, 0 a second.
+TEST(RedisCluster, IdleInstancesDoNotHoldPassesABusyOneIsShortOf) {
+  START_REDIS_OR_SKIP(redis);
+  auto rules = global_rule(redis->url(), 2);
+  rules.cluster->timeout_ms = 1000;  // a slow round trip under a sanitizer is not a failure
+  instance idle_a(rules, "a"), busy(rules, "b"), idle_c(rules, "c");
+  ASSERT_TRUE(eventually([&] {
+    return idle_a.rule().lease + idle_c.rule().lease > 0;  // quiet: they hold passes
+  }));
+  pass_counts passes;
+  context ctx{busy.eng, "ctx"};
+  const auto end = std::chrono::steady_clock::now() + 5s;
+  while (std::chrono::steady_clock::now() < end) {
+    const std::int64_t before = wall_ms();
+    if (busy.eng.enter(ctx, "GET:/hello")) passes.add(before, wall_ms());
+    std::this_thread::sleep_for(1ms);
+  }
+  std::cout << "busy instance, passes per aligned second:" << passes.text() << '\n';
+  ASSERT_GE(passes.last() - passes.first() + 1, 4);
+  // The whole count from the third second on. At first the idle pair holds the count: the busy
+  // instance is refused, and told to wait until that bucket leaves the window (up to 1 s), though
+  // the pair hands its passes back when the bucket ends.
+  EXPECT_TRUE(passes.consistent(2, 2, 2)) << passes.text();
+}
+
+// After a quiet spell, requests a few milliseconds apart far below the count: a refused request
+// sizes the next lease to the burst, so all but a few pass.
+TEST(RedisCluster, ABurstAfterAQuietSpellIsServedWithinAFewRoundTrips) {
+  START_REDIS_OR_SKIP(redis);
+  auto rules = global_rule(redis->url(), 100);
+  rules.cluster->timeout_ms = 1000;
+  instance inst(rules, "solo");
+  ASSERT_TRUE(eventually([&] { return inst.rule().lease > 0; }));
+  std::this_thread::sleep_for(1100ms);  // a whole window without requests
+  context ctx{inst.eng, "ctx"};
+  int passed = 0;
+  for (int i = 0; i < 20; ++i) {
+    if (inst.eng.enter(ctx, "GET:/hello")) ++passed;
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_GE(passed, 16) << "of 20 requests 10 ms apart, against a count of 100";
+}
+
 TEST(RedisCluster, ARedisClusterOfThreeMastersKeepsTheSameGlobalCount) {
   std::string why;
   const auto nodes = testing::start_cluster(why);
@@ -280,6 +324,17 @@ TEST(RedisCluster, FallbackToLocalWhenFailFalseLetsRequestsPass) {
   EXPECT_EQ(inst.flood(20), 20);
   EXPECT_NE(inst.adapter->status().last_error.find("connect to 127.0.0.1"), std::string::npos)
       << inst.adapter->status().last_error;
+}
+
+// SPEC §10: never the whole count per instance while Redis does not answer. An instance that
+// started during the outage has never counted its fleet; taking itself for the whole fleet would
+// let every such instance admit the whole count.
+TEST(RedisCluster, AnInstanceThatNeverReachedRedisFallsBackToLessThanTheWholeCount) {
+  instance inst(global_rule("redis://127.0.0.1:" + std::to_string(testing::free_port()), 20),
+                "solo");
+  ASSERT_TRUE(eventually([&] { return inst.mode_is(cluster_mode::fallback_local); }, 2s));
+  EXPECT_EQ(inst.rule().fallback_count, 10);
+  EXPECT_LE(inst.flood(100), 10 + 1);  // a window edge may add one
 }
 
 TEST(RedisCluster, AWrongPasswordIsReportedAndFallsBack) {

@@ -5,10 +5,11 @@
 
 namespace floodgate::cluster::detail {
 
-void lease_planner::settle(std::uint32_t unspent) noexcept {
+void lease_planner::settle(std::uint32_t unspent, std::int64_t now_ms) noexcept {
   const std::uint32_t used = granted_ > unspent ? granted_ - unspent : 0;
   spent_ += used;
   demand_ += used;
+  if (used > 0) last_demand_ms_ = now_ms;
   if (unspent > 0 && bucket_ >= 0) {
     // One pending hand-back at a time; an older one not yet sent is dropped (errs towards fewer).
     returned_ = returned_bucket_ == bucket_ ? returned_ + unspent : unspent;
@@ -21,8 +22,13 @@ std::optional<lease_ask> lease_planner::plan(cluster_lease& lease, std::int64_t 
                                              double limit) {
   const std::uint64_t misses = lease.take_misses();
   demand_ += misses;
+  // Passes of the current lease spent so far (settled when it ends), and this bucket's demand.
+  const std::uint32_t taken =
+      bucket_ >= 0 ? granted_ - std::min(granted_, lease.available()) : 0;
+  if (misses > 0 || taken > 0) last_demand_ms_ = now_ms;
+  const std::uint64_t burst = misses + taken;
   if (bucket_ >= 0 && now_ms >= expires_ms_) {
-    settle(lease.revoke());
+    settle(lease.revoke(), now_ms);
     bucket_ = -1;
   }
   if (estimated_at_ms_ < 0) {
@@ -42,12 +48,19 @@ std::optional<lease_ask> lease_planner::plan(cluster_lease& lease, std::int64_t 
   if (!empty || (now_ms < next_ask_ms_ && returned_ == 0)) {
     return std::nullopt;
   }
-  const double per_bucket = std::ceil(rate_ * static_cast<double>(bucket_ms) / 1000.0 * 1.5);
+  const bool speculative = misses == 0 && now_ms - last_demand_ms_ >= window_ms;
+  if (speculative && now_ms < next_speculative_ms_ && returned_ == 0) {
+    return std::nullopt;
+  }
+  const double per_bucket = std::max(
+      std::ceil(rate_ * static_cast<double>(bucket_ms) / 1000.0 * 1.5),
+      misses > 0 ? std::ceil(static_cast<double>(burst) * 1.5) : 0.0);
   const double cap = std::max(1.0, std::floor(limit));
   lease_ask ask;
   ask.asked = static_cast<std::uint32_t>(std::clamp(per_bucket, 1.0, std::min(cap, 1e9)));
   ask.returned = returned_;
   ask.returned_bucket = returned_bucket_;
+  ask.speculative = speculative;
   return ask;
 }
 
@@ -63,6 +76,11 @@ void lease_planner::on_failure(const lease_ask& ask) noexcept { forget_returned(
 void lease_planner::on_reply(cluster_lease& lease, const lease_ask& ask, const lease_reply& reply,
                              std::int64_t sent_ms) {
   forget_returned(ask);
+  if (ask.speculative && reply.granted <= 0) {
+    // Refused because the fleet is short of passes (or the window is full): a quiet instance
+    // asks again in the next bucket, and a request that misses asks at once.
+    next_speculative_ms_ = sent_ms + std::max<std::int64_t>(reply.left_ms, 1);
+  }
   next_ask_ms_ = reply.granted < ask.asked ? sent_ms + std::max<std::int64_t>(reply.retry_ms, 1)
                                            : 0;
   if (reply.granted <= 0) {
@@ -71,7 +89,7 @@ void lease_planner::on_reply(cluster_lease& lease, const lease_ask& ask, const l
   // The store ran the script after we sent it: its bucket ends no earlier than sent + left.
   const std::int64_t expires = sent_ms + reply.left_ms - expiry_margin_ms;
   if (bucket_ >= 0) {
-    settle(lease.revoke());
+    settle(lease.revoke(), sent_ms);
   }
   bucket_ = reply.bucket;
   granted_ = static_cast<std::uint32_t>(reply.granted);

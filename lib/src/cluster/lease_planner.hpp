@@ -13,6 +13,10 @@ struct lease_ask {
   std::uint32_t asked = 0;
   std::uint32_t returned = 0;
   std::int64_t returned_bucket = -1;
+  /** Asked with no demand in the last window (the minimum lease of a quiet instance): the store
+      grants it only while nobody in the fleet was refused passes within a window, so quiet
+      instances never hold passes a busy one is short of. */
+  bool speculative = false;
 };
 
 /// The store's answer (lease_script).
@@ -25,10 +29,15 @@ struct lease_reply {
 
 /** The lease logic of one rule, driven by the adapter's thread with the engine's clock (tests use
     a manual clock). Keeps a lease of at least one pass in every bucket while the rule exists, so
-    a request never finds the lease empty just because traffic was quiet; sizes it to 1.5x the
-    rule's recent demand (passes spent plus passes missed) per bucket, capped at the limit; hands
-    back what expired unspent with the next request; and waits for the window to free before
-    asking again when the store said it is full, unless it has unspent passes to hand back.
+    a request never finds the lease empty just because traffic was quiet — but a quiet instance's
+    (no demand within a window) is asked for speculatively, which the store refuses while the
+    fleet is short of passes (lease_ask::speculative): it is then asked for again in the next
+    bucket, or at once when a request misses it. Sizes a lease to 1.5x the rule's recent demand
+    (passes spent plus passes missed) per bucket, and an empty lease that requests missed to 1.5x
+    what this bucket has seen, so a burst after a quiet spell is served within a few round trips;
+    capped at the limit. Hands back what expired unspent with the next request; and waits for the
+    window to free before asking again when the store said it is full, unless it has unspent
+    passes to hand back.
 
     @par Thread Safety
     Not thread-safe: one owner thread (the lease itself is shared with request threads).
@@ -37,6 +46,7 @@ class lease_planner {
  public:
   static constexpr std::int64_t bucket_ms = 100;
   static constexpr std::int64_t buckets = 10;
+  static constexpr std::int64_t window_ms = bucket_ms * buckets;
   /// A lease ends this much before its bucket does on the local clock: Redis's TIME and the
   /// request threads' readings are whole milliseconds, each up to 1 ms behind the instant.
   static constexpr std::int64_t expiry_margin_ms = 2;
@@ -61,7 +71,7 @@ class lease_planner {
   double demand_per_second() const noexcept { return rate_; }
 
  private:
-  void settle(std::uint32_t unspent) noexcept;
+  void settle(std::uint32_t unspent, std::int64_t now_ms) noexcept;
   /// The hand-back `ask` carried is no longer pending (taken, or dropped).
   void forget_returned(const lease_ask& ask) noexcept;
 
@@ -71,6 +81,8 @@ class lease_planner {
   std::uint32_t returned_ = 0;
   std::int64_t returned_bucket_ = -1;
   std::int64_t next_ask_ms_ = 0;
+  std::int64_t next_speculative_ms_ = 0;  // a refused speculative ask waits for the next bucket
+  std::int64_t last_demand_ms_ = -window_ms;  // last pass spent or missed; quiet before the first
   std::uint64_t demand_ = 0;  // passes spent or missed since the last estimate
   std::int64_t estimated_at_ms_ = -1;
   double rate_ = 0;

@@ -7,9 +7,14 @@ namespace floodgate::cluster::detail {
 
 /** Grants passes from a rule's sliding window, after taking back what an expired lease left.
 
-    KEYS[1] the rule's hash (`{namespace:rule}`): field = bucket number, value = passes granted.
-    ARGV: limit, asked, returned, returned bucket, bucket width ms, buckets per window.
+    KEYS[1] the rule's hash (`{namespace:rule}`): field = bucket number, value = passes granted;
+    field `short` = until when (Redis ms) the fleet counts as short of passes.
+    ARGV: limit, asked, returned, returned bucket, bucket width ms, buckets per window,
+    speculative (1: the minimum lease of a quiet instance, see lease_ask::speculative).
     Returns {granted, bucket, ms left in the bucket, ms until the oldest used bucket leaves}.
+
+    An ask granted less than it asked for marks the fleet short for one window; a speculative ask
+    is granted nothing while it is, so the passes go to the instances whose requests want them.
 
     The window is the current bucket and the buckets-1 before it, on Redis's clock (TIME; Redis 7
     replicates a script's effects, so TIME is allowed). Grants never make the window's sum exceed
@@ -33,10 +38,13 @@ end
 local all = redis.call('HGETALL', KEYS[1])
 local used = 0
 local oldest = cur
+local short_until = 0
 for i = 1, #all, 2 do
   local b = tonumber(all[i])
   local v = tonumber(all[i + 1])
-  if b == nil or v == nil or b <= cur - n then
+  if all[i] == 'short' and v ~= nil then
+    short_until = v
+  elseif b == nil or v == nil or b <= cur - n then
     redis.call('HDEL', KEYS[1], all[i])
   else
     used = used + v
@@ -45,6 +53,11 @@ for i = 1, #all, 2 do
 end
 local grant = math.min(asked, limit - used)
 if grant < 0 then grant = 0 end
+if ARGV[7] == '1' then
+  if short_until > now then grant = 0 end
+elseif grant < asked then
+  redis.call('HSET', KEYS[1], 'short', now + width * n)
+end
 if grant > 0 then
   redis.call('HINCRBY', KEYS[1], cur, grant)
 end

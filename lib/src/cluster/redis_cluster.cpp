@@ -236,7 +236,10 @@ class redis_cluster::impl {
       fail("heartbeat: " + r.error, r.timeout);
       return false;
     }
-    if (const auto* n = r.value.integer(); n != nullptr && *n > 0) live_ = *n;
+    if (const auto* n = r.value.integer(); n != nullptr && *n > 0) {
+      live_ = *n;
+      live_known_ = true;
+    }
     next_heartbeat_ms_ = now_ms() + heartbeat_ms;
     return true;
   }
@@ -250,9 +253,11 @@ class redis_cluster::impl {
     const auto& c = r.rule.cluster_config;
     if (c.fallback_count) return *c.fallback_count;
     if (c.threshold_type == cluster_threshold_type::avg_local) return r.rule.count;
-    // Never the whole count per instance: a fleet of N would admit N times it.
-    return std::max(1.0, std::floor(r.rule.count / static_cast<double>(std::max<std::int64_t>(
-                                                       live_, 1))));
+    // Never the whole count per instance: a fleet of N would admit N times it. An instance that
+    // has not heard from Redis yet (it started during the outage) cannot know its fleet; a rule
+    // shared across instances has at least two.
+    const std::int64_t fleet = std::max<std::int64_t>(live_, live_known_ ? 1 : 2);
+    return std::max(1.0, std::floor(r.rule.count / static_cast<double>(fleet)));
   }
 
   void enter_fallback(tracked_rule& r) {
@@ -275,10 +280,11 @@ class redis_cluster::impl {
                                 std::to_string(ask->returned),
                                 std::to_string(ask->returned_bucket),
                                 std::to_string(lease_planner::bucket_ms),
-                                std::to_string(lease_planner::buckets)};
+                                std::to_string(lease_planner::buckets),
+                                ask->speculative ? "1" : "0"};
     const auto started = std::chrono::steady_clock::now();
     const redis_result res = eval(detail::lease_script, lease_sha_, args[0],
-                                  {args[1], args[2], args[3], args[4], args[5], args[6]});
+                                  {args[1], args[2], args[3], args[4], args[5], args[6], args[7]});
     observe_round_trip(std::chrono::steady_clock::now() - started);
     const auto* items = res.value.array();
     if (!res.ok() || items == nullptr || items->size() != 4) {
@@ -368,6 +374,7 @@ class redis_cluster::impl {
   std::string state_ = "idle";
   std::string last_error_;
   std::int64_t live_ = 1;
+  bool live_known_ = false;  ///< a heartbeat has counted the live instances
   std::int64_t next_connect_ms_ = 0;
   std::int64_t next_heartbeat_ms_ = 0;
   std::int64_t backoff_ms_ = first_backoff_ms;
