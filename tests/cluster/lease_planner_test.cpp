@@ -183,19 +183,31 @@ TEST(LeasePlanner, ARefusedSpeculativeAskWaitsForTheNextBucketUnlessARequestMiss
 TEST(LeasePlanner, AnEmptyLeaseThatRequestsMissedIsRefilledToWhatThisBucketWanted) {
   cluster_lease lease;
   lease_planner p;
-  auto ask = p.plan(lease, 1000, 100);
+  auto ask = p.plan(lease, 1000, 20);
   p.on_reply(lease, *ask, granted(1, 10, 90), 1000);
   ASSERT_TRUE(lease.try_take(1, 1001));
   lease.note_miss(1);
-  ask = p.plan(lease, 1002, 100);
+  ask = p.plan(lease, 1002, 20);
   ASSERT_TRUE(ask);
   EXPECT_EQ(ask->asked, 3u);  // 1.5 x (1 spent + 1 missed)
   p.on_reply(lease, *ask, granted(3, 10, 88), 1002);
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(lease.try_take(1, 1003));
   lease.note_miss(1);
-  ask = p.plan(lease, 1004, 100);
+  ask = p.plan(lease, 1004, 20);
   ASSERT_TRUE(ask);
   EXPECT_EQ(ask->asked, 6u);  // 1.5 x (3 + 1): the lease grows with the burst
+}
+
+TEST(LeasePlanner, AnEmptyLeaseThatRequestsMissedIsRefilledToAtLeastABucketsShareOfTheLimit) {
+  cluster_lease lease;
+  lease_planner p;
+  auto ask = p.plan(lease, 1000, 200);
+  p.on_reply(lease, *ask, granted(1, 10, 90), 1000);
+  ASSERT_TRUE(lease.try_take(1, 1001));
+  lease.note_miss(1);
+  ask = p.plan(lease, 1002, 200);
+  ASSERT_TRUE(ask);
+  EXPECT_EQ(ask->asked, 20u);  // 200 a window of ten buckets
 }
 
 }  // namespace

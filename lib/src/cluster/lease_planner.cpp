@@ -52,10 +52,14 @@ std::optional<lease_ask> lease_planner::plan(cluster_lease& lease, std::int64_t 
   if (speculative && now_ms < next_speculative_ms_ && returned_ == 0) {
     return std::nullopt;
   }
-  const double per_bucket = std::max(
-      std::ceil(rate_ * static_cast<double>(bucket_ms) / 1000.0 * 1.5),
-      misses > 0 ? std::ceil(static_cast<double>(burst) * 1.5) : 0.0);
   const double cap = std::max(1.0, std::floor(limit));
+  // Requests missed the lease: at least 1.5x what this bucket wanted, and at least a bucket's
+  // share of the limit (what is left unspent goes back when the bucket ends).
+  const double refill = misses > 0 ? std::max(std::ceil(static_cast<double>(burst) * 1.5),
+                                              std::floor(cap / static_cast<double>(buckets)))
+                                   : 0.0;
+  const double per_bucket =
+      std::max(std::ceil(rate_ * static_cast<double>(bucket_ms) / 1000.0 * 1.5), refill);
   lease_ask ask;
   ask.asked = static_cast<std::uint32_t>(std::clamp(per_bucket, 1.0, std::min(cap, 1e9)));
   ask.returned = returned_;
