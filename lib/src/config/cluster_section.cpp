@@ -66,7 +66,12 @@ void read_sentinel_token_server_keys(map_reader& c, bool cluster_mode) {
 
 void read_cluster_section(map_reader& top, rule_set& out) {
   const YAML::Node* section = top.node("cluster");
-  if (section == nullptr) return;
+  if (section == nullptr) {
+    if (top.given_empty("cluster")) {
+      top.error("cluster", "has no value (a half-written file?); leave it out for no Redis");
+    }
+    return;
+  }
   if (!section->IsMap()) {
     top.error("cluster", "must be a mapping {redis, namespace, timeoutMs}");
     return;

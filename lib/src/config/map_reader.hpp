@@ -47,6 +47,11 @@ class map_reader {
   bool has(std::string_view key) const { return node(key) != nullptr; }
   /// The value of `key`; null when absent or a YAML null.
   const YAML::Node* node(std::string_view key) const;
+  /// True when `key` is given with no value (`flow:` and nothing after it, or `~`).
+  bool given_empty(std::string_view key) const {
+    const field* f = find(key);
+    return f != nullptr && f->value.IsNull();
+  }
   /// The path of `key` (in the file's spelling when given under its alias).
   node_path path_of(std::string_view key) const;
   /// Names absent keys by their alias (Sentinel's spelling) in messages, e.g. inside a pasted

@@ -244,7 +244,14 @@ template <class Rule, class Read>
 void read_section(map_reader& root, std::string_view key, std::vector<Rule>& out,
                   std::vector<bool>& clean, const std::vector<key_spec>& keys, Read read) {
   const YAML::Node* list = root.node(key);
-  if (list == nullptr) return;
+  if (list == nullptr) {
+    // `flow:` with nothing after it is where a half-written file stops: never "no rules".
+    if (root.given_empty(key)) {
+      root.error(key, "has no value (a half-written file?); write " + std::string(key) +
+                          ": [] for no rules");
+    }
+    return;
+  }
   if (!list->IsSequence()) {
     root.error(key, "must be a list of rules");
     return;

@@ -241,6 +241,13 @@ const bad_input bad_inputs[] = {
     // A writer cut off after a key's name: yaml-cpp reads the bare word as a key with no value.
     {"SectionNameCutOffBeforeItsColon", "flow:\n  - resource: a\n    count: 1\ndegrade\n", 4, 1,
      "degrade", "\"degrade\" has no ':' after it (a half-written file?)"},
+    // A writer cut off after a section's colon: `flow:` alone reads as a null, not as no rules.
+    {"SectionWithNoValue", "flow:\n", 1, 1, "flow",
+     "has no value (a half-written file?); write flow: [] for no rules"},
+    {"LastSectionWithNoValue", "flow:\n  - {resource: a, count: 1}\ndegrade:\n", 3, 1, "degrade",
+     "has no value (a half-written file?); write degrade: [] for no rules"},
+    {"ClusterSectionWithNoValue", "cluster:\nflow: []\n", 1, 1, "cluster",
+     "has no value (a half-written file?); leave it out for no Redis"},
     {"FieldNameCutOffBeforeItsColon", "flow:\n  - resource: a\n    count: 1\n    grade", 4, 5,
      "flow[0].grade", "\"grade\" has no ':' after it"},
     {"BareWordInAFlowMapping", "flow:\n  - {resource: a, count: 1, dryRun}\n", 2, 29,
