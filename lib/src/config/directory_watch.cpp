@@ -1,6 +1,7 @@
 #include "config/directory_watch.hpp"
 
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -31,20 +32,53 @@ bool directory_watch::usable() {
   return descriptor_.is_open();
 }
 
-void directory_watch::watch(const std::vector<target>& targets) {
+bool directory_watch::watch(const std::vector<target>& targets) {
   std::lock_guard lock(mutex_);
-  if (!descriptor_.is_open()) return;
+  if (!descriptor_.is_open()) return false;
   const int fd = descriptor_.native_handle();
   std::map<int, std::set<std::string>> next;
+  std::map<int, std::string> directories;
+  bool all = true;
   for (const target& t : targets) {
     // The same directory (inode) twice yields the same wd; the names merge.
     const int wd = ::inotify_add_watch(fd, t.directory.c_str(), watch_mask);
-    if (wd >= 0) next[wd].insert(t.name);
+    if (wd >= 0) {
+      next[wd].insert(t.name);
+      directories[wd] = t.directory;
+    } else {
+      all = false;
+    }
   }
   for (const auto& [wd, names] : names_by_watch_) {
     if (!next.contains(wd)) ::inotify_rm_watch(fd, wd);
   }
   names_by_watch_ = std::move(next);
+  directory_by_watch_ = std::move(directories);
+  return all;
+}
+
+bool directory_watch::writing() {
+  std::lock_guard lock(mutex_);
+  return writing_;
+}
+
+bool directory_watch::completes_write(std::uint32_t mask, int wd, std::string_view name) {
+  if ((mask & IN_MODIFY) != 0 && (mask & IN_CLOSE_WRITE) == 0) {
+    writing_ = true;
+    return false;
+  }
+  if ((mask & IN_CREATE) != 0 && (mask & IN_ISDIR) == 0 && !name.empty()) {
+    // A regular file is written next and closed (reported then); a symlink is complete.
+    const auto dir = directory_by_watch_.find(wd);
+    struct stat st {};
+    if (dir != directory_by_watch_.end() &&
+        ::lstat((dir->second + "/" + std::string(name)).c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      writing_ = true;
+      return false;
+    }
+  }
+  writing_ = false;  // closed, replaced, removed, or unknown (overflow): not a write under way
+  return true;
 }
 
 void directory_watch::start(std::function<void()> on_change) {
@@ -81,8 +115,14 @@ void directory_watch::read() {
           std::memcpy(&event, buffer_.data() + at, sizeof event);
           const char* name = buffer_.data() + at + sizeof event;
           const std::string_view name_view(name, ::strnlen(name, event.len));
-          if ((event.mask & IN_IGNORED) != 0) names_by_watch_.erase(event.wd);
-          changed = changed || relevant(event.wd, event.mask, name_view);
+          if (relevant(event.wd, event.mask, name_view) &&
+              completes_write(event.mask, event.wd, name_view)) {
+            changed = true;
+          }
+          if ((event.mask & IN_IGNORED) != 0) {
+            names_by_watch_.erase(event.wd);
+            directory_by_watch_.erase(event.wd);
+          }
           at += sizeof event + event.len;
         }
         if (descriptor_.is_open()) read();

@@ -17,7 +17,9 @@ namespace floodgate::config::detail {
 /** Watches directories (never the files: editors' rename-on-save and ConfigMap symlink swaps
     replace the file's inode) and calls `on_change` for each batch of events touching a watched
     name, a name starting with `..` (Kubernetes' `..data` swap), the directory itself, or an
-    event-queue overflow. Spurious calls are fine: the owner compares content.
+    event-queue overflow — except the events of a write in progress: a modification, or the
+    creation of a regular file, reports nothing until the writer closes the file (see writing()).
+    Spurious calls are fine: the owner compares content.
 
     No thread of its own: events are read with an Asio stream_descriptor on the given executor.
 
@@ -41,8 +43,14 @@ class directory_watch {
   bool usable();
 
   /** Makes the watch set exactly `targets` (re-adding watches lost when a directory was
-      replaced). Directories that cannot be watched now are retried on the next call. */
-  void watch(const std::vector<target>& targets);
+      replaced). Directories that cannot be watched now are retried on the next call. Returns
+      true when every target's directory is watched. */
+  bool watch(const std::vector<target>& targets);
+
+  /** True while a watched name is being written in place: it was modified (or created as a
+      regular file) and not closed since. Such a file may be a valid prefix of what its writer
+      is writing, so the owner waits for the close (IN_CLOSE_WRITE), which reports a change. */
+  bool writing();
 
   /// Starts reading events; `on_change` runs on the executor. Call once.
   void start(std::function<void()> on_change);
@@ -53,11 +61,15 @@ class directory_watch {
  private:
   void read();  // with mutex_ held
   bool relevant(int wd, std::uint32_t mask, std::string_view name) const;
+  /// Whether a relevant event ends a write (and so reports a change) or starts one.
+  bool completes_write(std::uint32_t mask, int wd, std::string_view name);
 
   std::mutex mutex_;  // guards everything below against the read handler
   boost::asio::posix::stream_descriptor descriptor_;
   std::function<void()> on_change_;
   std::map<int, std::set<std::string>> names_by_watch_;  // wd → names that matter in it
+  std::map<int, std::string> directory_by_watch_;        // wd → its directory (for lstat)
+  bool writing_ = false;
   alignas(8) std::array<char, 16 * 1024> buffer_{};
 };
 

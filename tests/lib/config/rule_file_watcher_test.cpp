@@ -219,6 +219,38 @@ TEST_F(RuleFileWatcher, DeletedFileKeepsTheRulesAndARecreatedOneLoads) {
   EXPECT_EQ(watcher.status().successes, 2u);
 }
 
+// A writer that pauses mid-file (a script writing in pieces, a slow copy) leaves a prefix that
+// may be a valid file of its own: loaded, it dropped the rules after it and reset their state.
+TEST_F(RuleFileWatcher, AFileBeingWrittenInPlaceIsNotLoadedUntilItsWriterClosesIt) {
+  const std::string path = dir_.write("rules.yaml", rules_with_count(1));
+  rule_file_watcher watcher(io_.get_executor(), eng_, path, manual_timing(100ms));
+  ASSERT_TRUE(watcher.start().ok());
+
+  const std::string prefix = rules_with_count(2);  // the first rule: valid alone
+  const std::string rest = "  - resource: s\n    count: 5\n";
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fputs(prefix.c_str(), f);
+  std::fflush(f);        // the writer pauses here, the file still open
+  io_.run_for(100ms);    // its events arrive
+  advance(50ms);         // a debounce,
+  advance(100ms);        // and two polls
+  advance(100ms);
+  EXPECT_EQ(count_in_force(), 1);
+  EXPECT_EQ(watcher.status().successes, 1u);
+  EXPECT_EQ(watcher.status().failures, 0u);
+
+  const std::uint64_t before = timers_.scheduled();
+  std::fputs(rest.c_str(), f);
+  std::fclose(f);
+  ASSERT_TRUE(run_until([&] { return timers_.scheduled() > before; }));
+  advance(50ms);
+  EXPECT_EQ(eng_.rules().flow.size(), 2u);
+  EXPECT_TRUE(watcher.status().ok);
+}
+
+// A partial write that is invalid is rejected when its writer closes the file, and the next
+// complete write loads.
 TEST_F(RuleFileWatcher, PartialWriteIsRejectedAndItsCompletionLoads) {
   const std::string path = dir_.write("rules.yaml", rules_with_count(1));
   rule_file_watcher watcher(io_.get_executor(), eng_, path, inotify_only);
@@ -226,17 +258,32 @@ TEST_F(RuleFileWatcher, PartialWriteIsRejectedAndItsCompletionLoads) {
 
   const std::string complete = rules_with_count(2);
   const std::string partial = complete.substr(0, complete.find("count") + 3);  // "...cou"
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  ASSERT_NE(f, nullptr);
-  std::fputs(partial.c_str(), f);
-  std::fflush(f);  // the writer stalls here, file still open
+  dir_.write("rules.yaml", partial);  // a writer that stopped there, and closed
   ASSERT_TRUE(run_until([&] { return watcher.status().failures == 1; }));
   EXPECT_EQ(count_in_force(), 1);
 
-  std::fputs(complete.substr(partial.size()).c_str(), f);
-  std::fclose(f);
+  dir_.write("rules.yaml", complete);
   ASSERT_TRUE(run_until([&] { return count_is(2); }));
   EXPECT_TRUE(watcher.status().ok);
+}
+
+// A deleted and recreated directory has no watch until the poll adds one again: while it is
+// missing, the poll runs every fifth of a second, so the new file is in force within 1 s.
+TEST_F(RuleFileWatcher, ARecreatedDirectoryIsWatchedAgainWithinAFifthOfASecond) {
+  fs::create_directory(dir_.path() / "conf");
+  const std::string path = dir_.write("conf/rules.yaml", rules_with_count(1));
+  rule_file_watcher watcher(io_.get_executor(), eng_, path, manual_timing(2000ms));
+  ASSERT_TRUE(watcher.start().ok());
+  const std::uint64_t before = timers_.scheduled();
+  fs::remove_all(dir_.path() / "conf");
+  ASSERT_TRUE(run_until([&] { return timers_.scheduled() > before; }));
+  advance(50ms);  // the debounce: the file is gone
+  ASSERT_EQ(watcher.status().failures, 1u);
+  advance(200ms);  // a poll while the directory is missing: it keeps looking
+  fs::create_directory(dir_.path() / "conf");
+  dir_.write("conf/rules.yaml", rules_with_count(2));
+  advance(200ms);
+  EXPECT_EQ(count_in_force(), 2);
 }
 
 TEST_F(RuleFileWatcher, RapidSuccessiveEditsEndWithTheLastInForce) {
