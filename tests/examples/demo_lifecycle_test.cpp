@@ -91,6 +91,27 @@ TEST_F(DemoTest, MalformedRequestsAreRefusedWithoutTouchingStatistics) {
   EXPECT_EQ(get("/hello", {{"X-Big", std::string(7000, 'a')}}).status, 200u);
 }
 
+// A response to HEAD has no body: one that carried one was read by a keep-alive client as the
+// start of its next response.
+TEST_F(DemoTest, HeadIsRefusedWithoutABodyAndTheConnectionServesTheNextRequest) {
+  start("{}");
+  for (const std::uint16_t port : {demo_->port(), demo_->admin_port()}) {
+    http_connection c{port};
+    c.send_raw("HEAD /hello HTTP/1.1\r\nHost: x\r\n\r\n"
+               "HEAD /floodgate/rules HTTP/1.1\r\nHost: x\r\n\r\n"
+               "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+    for (int i = 0; i < 2; ++i) {
+      const http_response head = c.read_response();
+      EXPECT_EQ(head.status, 405u) << "port " << port;
+      EXPECT_EQ(head.header("allow"), "GET");
+      EXPECT_EQ(head.header("content-length"), "0");
+      EXPECT_EQ(head.body, "");
+    }
+    EXPECT_EQ(c.read_response().status, 200u) << "port " << port;  // the next request, whole
+  }
+  EXPECT_EQ(sample(metrics(), "floodgate_resources"), 0.0);  // no handler ran
+}
+
 TEST_F(DemoTest, AmbiguouslyFramedRequestsAreRefusedAndTheirConnectionClosed) {
   start("{}");
   // What follows the header would be the body to a proxy that reads the header otherwise: it must
