@@ -100,6 +100,20 @@ TEST_F(ClusterRuleInEngine, FallbackLocalEnforcesTheFallbackCountPerSecond) {
   EXPECT_EQ(passes(eng, 10), 4);
 }
 
+// A switch to the fallback mid-window: the passes leased in the last window (the debt the source
+// sets) count against the local limit, which admitted its whole count on top of them before.
+TEST_F(ClusterRuleInEngine, FallbackLocalCountsTheDebtOfTheLastWindowsLeasedPasses) {
+  ASSERT_TRUE(eng.load_rules(cluster_rules(100)));
+  const auto lease = lease_of(eng);
+  lease->set_fallback_debt(6);
+  lease->set_mode(cluster_mode::fallback_local, 4);
+  EXPECT_EQ(passes(eng, 10), 0);
+  lease->set_fallback_debt(1);  // five of them slid out
+  EXPECT_EQ(passes(eng, 10), 3);
+  EXPECT_EQ(lease->fallback_passes(), 3u);  // what a recovery records in the store
+  EXPECT_EQ(lease->passes_outside_store(), 3u);
+}
+
 TEST_F(ClusterRuleInEngine, FallbackPassLetsEverythingThroughAndCountsIt) {
   ASSERT_TRUE(eng.load_rules(cluster_rules(100)));
   const auto lease = lease_of(eng);

@@ -299,6 +299,62 @@ TEST(RedisCluster, FallsBackWhenRedisIsKilledAndReturnsToGlobalAfterRestart) {
             << " ms\n";
 }
 
+/// Passes granted in a rule's window hash now (its bucket fields; not the `short` mark).
+std::int64_t granted_in_window(const redis_server& redis) {
+  const std::string reply = redis.command(
+      {"EVAL",
+       "local all = redis.call('HGETALL', KEYS[1]) local s = 0 "
+       "for i = 1, #all, 2 do if all[i] ~= 'short' then s = s + tonumber(all[i + 1]) end end "
+       "return s",
+       "1", "{test:GET:/hello:default}:window"});
+  return reply.size() > 1 && reply[0] == ':' ? std::stoll(reply.substr(1)) : -1;
+}
+
+// SPEC §10: never more than count in a window while Redis answers. The passes an instance let
+// through on its own while Redis was away are in no Redis window: when it answers again, the
+// fleet would be granted the whole count on top of them (an audit saw 33 and 38 against 20).
+TEST(RedisCluster, PassesLetThroughWhileRedisWasAwayAreRecordedWhenItAnswersAgain) {
+  START_REDIS_OR_SKIP(redis);
+  instance inst(global_rule(redis->url(), 10, {.fallback_count = 8}), "solo");
+  ASSERT_TRUE(eventually([&] { return inst.adapter->status().state == "connected"; }));
+  redis->pause();
+  ASSERT_TRUE(eventually([&] { return inst.mode_is(cluster_mode::fallback_local); }, 2s));
+  const auto fell_back = std::chrono::steady_clock::now();
+  EXPECT_EQ(inst.flood(100), 8);
+  redis->resume();
+  ASSERT_TRUE(eventually([&] { return inst.mode_is(cluster_mode::global); }, 3s));
+  const std::int64_t granted = granted_in_window(*redis);
+  if (std::chrono::steady_clock::now() - fell_back >= 900ms) {
+    GTEST_SKIP() << "Redis answered again more than a window after the fallback's passes: "
+                    "they had left the window (a slow machine)";
+  }
+  EXPECT_GE(granted, 8) << "the fallback's 8 passes are in the window";
+  EXPECT_LE(inst.flood(100), 2);  // what the window has left of 10
+}
+
+// The other edge: switching to the fallback mid-window starts no new window. The passes leased in
+// the last window count against the local limit (it admitted its whole count on top of them).
+TEST(RedisCluster, AFallbackCountsThePassesLeasedInTheLastWindow) {
+  START_REDIS_OR_SKIP(redis);
+  instance inst(global_rule(redis->url(), 10, {.fallback_count = 8}), "solo");
+  ASSERT_TRUE(eventually([&] { return inst.adapter->status().state == "connected"; }));
+  // Six of ten: the window is not full, so the next lease request (which finds Redis paused)
+  // is not held back until the window frees.
+  int leased = 0;
+  const auto first = std::chrono::steady_clock::now();
+  ASSERT_TRUE(eventually([&] { return (leased += inst.flood(1)) == 6; }, 3s));
+  redis->pause();
+  ASSERT_TRUE(eventually([&] { return inst.mode_is(cluster_mode::fallback_local); }, 2s));
+  const int more = inst.flood(100);
+  const auto elapsed = std::chrono::steady_clock::now() - first;
+  redis->resume();
+  if (elapsed >= 900ms) {
+    GTEST_SKIP() << "the fallback came " << elapsed / 1ms
+                 << " ms after the first leased pass: they had left the window (a slow machine)";
+  }
+  EXPECT_EQ(more, 2) << "6 leased in the last window, against a fallback count of 8";
+}
+
 TEST(RedisCluster, AStalledRedisIsATimeoutAndNoRequestWaits) {
   START_REDIS_OR_SKIP(redis);
   instance inst(global_rule(redis->url(), 100, {.fallback_count = 5}), "solo");

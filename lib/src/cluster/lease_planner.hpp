@@ -3,6 +3,7 @@
 
 #include <floodgate/chain/cluster_lease.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 
@@ -63,8 +64,12 @@ class lease_planner {
       rather than sent again, which could free the same passes twice (errs towards fewer). */
   void on_failure(const lease_ask& ask) noexcept;
 
-  /// Passes spent from leases so far.
+  /// Passes spent from leases so far (those of the lease in hand once it ends).
   std::uint64_t spent() const noexcept { return spent_; }
+  /// Passes spent from leases so far, the lease in hand's included.
+  std::uint64_t spent_with(const cluster_lease& lease) const noexcept {
+    return spent_ + (bucket_ >= 0 ? granted_ - std::min(granted_, lease.available()) : 0);
+  }
   /// The lease's bucket, -1 when none is held.
   std::int64_t bucket() const noexcept { return bucket_; }
   /// Estimated demand, passes per second.

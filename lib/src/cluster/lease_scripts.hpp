@@ -10,7 +10,9 @@ namespace floodgate::cluster::detail {
     KEYS[1] the rule's hash (`{namespace:rule}`): field = bucket number, value = passes granted;
     field `short` = until when (Redis ms) the fleet counts as short of passes.
     ARGV: limit, asked, returned, returned bucket, bucket width ms, buckets per window,
-    speculative (1: the minimum lease of a quiet instance, see lease_ask::speculative).
+    speculative (1: the minimum lease of a quiet instance, see lease_ask::speculative), carried
+    (passes the instance let through on its own in the last window while Redis did not answer:
+    recorded in the current bucket whatever the limit, before the grant).
     Returns {granted, bucket, ms left in the bucket, ms until the oldest used bucket leaves}.
 
     An ask granted less than it asked for marks the fleet short for one window; a speculative ask
@@ -50,6 +52,11 @@ for i = 1, #all, 2 do
     used = used + v
     if v > 0 and b < oldest then oldest = b end
   end
+end
+local carried = tonumber(ARGV[8]) or 0
+if carried > 0 then
+  redis.call('HINCRBY', KEYS[1], cur, carried)
+  used = used + carried
 end
 local grant = math.min(asked, limit - used)
 if grant < 0 then grant = 0 end

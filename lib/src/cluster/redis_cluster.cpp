@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <deque>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <random>
@@ -60,6 +62,40 @@ struct tracked_rule {
   std::string last_error;
 
   std::uint64_t spent() const noexcept { return spent_before + planner.spent(); }
+
+  /// Cumulative passes at one moment: spent from leases, and admitted outside the store.
+  struct sample {
+    std::int64_t ms = 0;
+    std::uint64_t leased = 0;
+    std::uint64_t outside = 0;
+  };
+  /// Samples of the last window and a little more (one every sample_ms at most), oldest first.
+  std::deque<sample> history;
+  static constexpr std::int64_t sample_ms = 20;
+
+  sample now_sample(std::int64_t now) const {
+    return {now, spent_before + planner.spent_with(*lease), lease->passes_outside_store()};
+  }
+  /// Records the counts at `now` (at most one sample every sample_ms), forgetting what is
+  /// older than a window before the oldest sample still needed.
+  void track(std::int64_t now) {
+    if (history.empty() || now - history.back().ms >= sample_ms) history.push_back(now_sample(now));
+    while (history.size() > 1 && history[1].ms <= now - lease_planner::window_ms) {
+      history.pop_front();
+    }
+  }
+  /** The counts of the window ending at `now`: current counts minus those of the last sample at
+      or before its start (an older sample counts more, which errs towards fewer passes). */
+  sample last_window(std::int64_t now) const {
+    const sample cur = now_sample(now);
+    const sample* since = history.empty() ? &cur : &history.front();
+    for (const sample& s : history) {
+      if (s.ms > now - lease_planner::window_ms) break;
+      since = &s;
+    }
+    return {now, cur.leased - std::min(cur.leased, since->leased),
+            cur.outside - std::min(cur.outside, since->outside)};
+  }
 };
 
 }  // namespace
@@ -111,6 +147,10 @@ class redis_cluster::impl {
       return;
     }
     const std::int64_t now = now_ms();
+    for (tracked_rule& r : rules_) {
+      r.track(now);
+      if (r.lease->mode() == cluster_mode::fallback_local) set_debt(r, now);
+    }
     if (!router_.connected()) {
       if (now < next_connect_ms_) return;
       if (!connect()) {
@@ -260,7 +300,15 @@ class redis_cluster::impl {
     return std::max(1.0, std::floor(r.rule.count / static_cast<double>(fleet)));
   }
 
+  /// The passes this instance leased in the last window count against its local limit.
+  static void set_debt(tracked_rule& r, std::int64_t now) {
+    const std::uint64_t leased = r.last_window(now).leased;
+    r.lease->set_fallback_debt(static_cast<std::uint32_t>(
+        std::min<std::uint64_t>(leased, std::numeric_limits<std::uint32_t>::max())));
+  }
+
   void enter_fallback(tracked_rule& r) {
+    set_debt(r, now_ms());
     if (r.rule.cluster_config.fallback_to_local_when_fail) {
       r.lease->set_mode(cluster_mode::fallback_local, fallback_count_of(r));
     } else {
@@ -281,10 +329,16 @@ class redis_cluster::impl {
                                 std::to_string(ask->returned_bucket),
                                 std::to_string(lease_planner::bucket_ms),
                                 std::to_string(lease_planner::buckets),
-                                ask->speculative ? "1" : "0"};
+                                ask->speculative ? "1" : "0",
+                                // Back from a fallback: what it let through in the last window,
+                                // which Redis never saw, is recorded before anything is granted.
+                                std::to_string(r.lease->mode() == cluster_mode::global
+                                                   ? 0
+                                                   : r.last_window(sent).outside)};
     const auto started = std::chrono::steady_clock::now();
     const redis_result res = eval(detail::lease_script, lease_sha_, args[0],
-                                  {args[1], args[2], args[3], args[4], args[5], args[6], args[7]});
+                                  {args[1], args[2], args[3], args[4], args[5], args[6], args[7],
+                                   args[8]});
     observe_round_trip(std::chrono::steady_clock::now() - started);
     const auto* items = res.value.array();
     if (!res.ok() || items == nullptr || items->size() != 4) {

@@ -2,6 +2,7 @@
 
 #include "flow/qps_window.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 namespace floodgate::flow {
@@ -39,15 +40,20 @@ slot_verdict cluster_controller::check(const flow_request& req, const selected_n
   const double count = lease_->fallback_count();
   const window_shape shape(*node.stats);
   if (node.exclusive && admission_window::supports(shape)) {
-    const auto a = fallback_.admit(req.now_ms, req.acquire, count, shape);
+    // The window counts the fallback's own bookings; the last window's leased passes are the
+    // debt (the node's statistics, read below, already hold them).
+    const double room = std::max(0.0, count - static_cast<double>(lease_->fallback_debt()));
+    const auto a = fallback_.admit(req.now_ms, req.acquire, room, shape);
     if (a.admitted) {
       booking.admitted_window = a.window;
+      lease_->note_fallback_pass(req.acquire);
       return slot_verdict::pass();
     }
     return blocked(a.retry_after_ms);
   }
   const auto passes = static_cast<std::int64_t>(node.stats->pass_qps(req.now_ms));
   if (static_cast<double>(passes + req.acquire) <= count) {
+    lease_->note_fallback_pass(req.acquire);
     return slot_verdict::pass();
   }
   return blocked(window_retry_after_ms(*node.stats, req.now_ms, req.acquire, count));

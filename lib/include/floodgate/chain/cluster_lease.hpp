@@ -54,6 +54,10 @@ class cluster_lease {
   void note_miss(std::uint32_t n) noexcept { misses_.fetch_add(n, std::memory_order_relaxed); }
   /// Records a pass let through unchecked (fallback_pass mode).
   void note_unchecked_pass() noexcept { unchecked_.fetch_add(1, std::memory_order_relaxed); }
+  /// Records `n` passes admitted by the local limit (fallback_local mode).
+  void note_fallback_pass(std::uint32_t n) noexcept {
+    fallback_passes_.fetch_add(n, std::memory_order_relaxed);
+  }
 
   /** Replaces the lease with `passes` valid until `expires_ms` (engine clock). Returns what the
       previous lease still held, unspent (the source hands it back to the store). */
@@ -77,6 +81,25 @@ class cluster_lease {
   std::uint64_t unchecked_passes() const noexcept {
     return unchecked_.load(std::memory_order_relaxed);
   }
+  /// Passes admitted by the local limit in fallback_local mode, since the lease was made.
+  std::uint64_t fallback_passes() const noexcept {
+    return fallback_passes_.load(std::memory_order_relaxed);
+  }
+  /// Passes outside the store's window (either fallback mode), since the lease was made: a
+  /// source that recovers records the last window's in the store, which never saw them.
+  std::uint64_t passes_outside_store() const noexcept {
+    return unchecked_passes() + fallback_passes();
+  }
+
+  /** Passes this instance spent from leases within the last window, which the local limit of
+      fallback_local counts against fallback_count() (a switch to the fallback mid-window does not
+      start the window over). The source lowers it as they slide out. */
+  void set_fallback_debt(std::uint32_t passes) noexcept {
+    fallback_debt_.store(passes, std::memory_order_relaxed);
+  }
+  std::uint32_t fallback_debt() const noexcept {
+    return fallback_debt_.load(std::memory_order_relaxed);
+  }
 
   cluster_mode mode() const noexcept { return mode_.load(std::memory_order_acquire); }
   /// Sets the mode, with the local limit to enforce in fallback_local.
@@ -93,6 +116,8 @@ class cluster_lease {
   std::atomic<double> fallback_count_{0};
   alignas(64) std::atomic<std::uint64_t> misses_{0};
   std::atomic<std::uint64_t> unchecked_{0};
+  std::atomic<std::uint64_t> fallback_passes_{0};
+  std::atomic<std::uint32_t> fallback_debt_{0};
 };
 
 }  // namespace floodgate
