@@ -6,6 +6,7 @@
 #include "config/text_check.hpp"
 
 #include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
@@ -159,6 +160,10 @@ parse_result parse_rules(std::string_view text, std::string_view file_name) {
     doc.error(e.at, {},
               "too many values (more than " + std::to_string(document_reader::max_values) +
                   ", counting each use of an alias)");
+  } catch (const YAML::DeepRecursion& e) {
+    // Valid YAML, only deeper than the parser goes (yaml-cpp says "bad file").
+    doc.error(e.mark.is_null() ? location{} : location{e.mark.line + 1, e.mark.column + 1}, {},
+              "values nested too deeply for the YAML parser (no rule file needs this)");
   } catch (const YAML::Exception& e) {
     const location at =
         e.mark.is_null() ? location{} : location{e.mark.line + 1, e.mark.column + 1};

@@ -32,6 +32,9 @@ const bad_input bad_inputs[] = {
     // The file as a whole.
     {"Empty", "", 1, 1, "", "file is empty"},
     {"OnlyCommentsAndBlanks", "# rules go here\n\n   \n# later\n", 1, 1, "", "file is empty"},
+    // Valid YAML that yaml-cpp will not parse: said as such, not as "bad file".
+    {"NestedTooDeeply", "flow: " + std::string(600, '[') + std::string(600, ']') + "\n", 1, 1207,
+     "", "values nested too deeply for the YAML parser"},
     {"BinaryGarbage",
      std::string("\x7f"
                  "ELF\x02\x01\x01\0\0\0",
