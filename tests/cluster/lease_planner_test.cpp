@@ -180,14 +180,19 @@ TEST(LeasePlanner, ARefusedSpeculativeAskWaitsForTheNextBucketUnlessARequestMiss
 
 // After a quiet spell a burst found a one-pass lease, and each refill was sized by the demand of
 // the past buckets (none): one request in two was refused far below the count.
+/// A one-pass lease of bucket 10 spent at 1001, then a request that missed it: the refill asked.
+std::optional<lease_ask> refill_after_a_miss(cluster_lease& lease, lease_planner& p, double limit) {
+  const auto first = p.plan(lease, 1000, limit);
+  p.on_reply(lease, *first, granted(1, 10, 90), 1000);
+  if (!lease.try_take(1, 1001)) return std::nullopt;
+  lease.note_miss(1);
+  return p.plan(lease, 1002, limit);
+}
+
 TEST(LeasePlanner, AnEmptyLeaseThatRequestsMissedIsRefilledToWhatThisBucketWanted) {
   cluster_lease lease;
   lease_planner p;
-  auto ask = p.plan(lease, 1000, 20);
-  p.on_reply(lease, *ask, granted(1, 10, 90), 1000);
-  ASSERT_TRUE(lease.try_take(1, 1001));
-  lease.note_miss(1);
-  ask = p.plan(lease, 1002, 20);
+  auto ask = refill_after_a_miss(lease, p, 20);
   ASSERT_TRUE(ask);
   EXPECT_EQ(ask->asked, 3u);  // 1.5 x (1 spent + 1 missed)
   p.on_reply(lease, *ask, granted(3, 10, 88), 1002);
@@ -201,11 +206,7 @@ TEST(LeasePlanner, AnEmptyLeaseThatRequestsMissedIsRefilledToWhatThisBucketWante
 TEST(LeasePlanner, AnEmptyLeaseThatRequestsMissedIsRefilledToAtLeastABucketsShareOfTheLimit) {
   cluster_lease lease;
   lease_planner p;
-  auto ask = p.plan(lease, 1000, 200);
-  p.on_reply(lease, *ask, granted(1, 10, 90), 1000);
-  ASSERT_TRUE(lease.try_take(1, 1001));
-  lease.note_miss(1);
-  ask = p.plan(lease, 1002, 200);
+  const auto ask = refill_after_a_miss(lease, p, 200);
   ASSERT_TRUE(ask);
   EXPECT_EQ(ask->asked, 20u);  // 200 a window of ten buckets
 }
