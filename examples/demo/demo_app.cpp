@@ -102,6 +102,7 @@ class endpoints {
       }
       if (backend.wait() > std::chrono::nanoseconds::zero()) {
         co_await sleep_for(backend.wait());
+        backend.proceed();
       }
     }
     co_await sleep_for(std::chrono::milliseconds(ms));

@@ -111,7 +111,6 @@ TEST_F(ClusterRuleInEngine, FallbackLocalCountsTheDebtOfTheLastWindowsLeasedPass
   lease->set_fallback_debt(1);  // five of them slid out
   EXPECT_EQ(passes(eng, 10), 3);
   EXPECT_EQ(lease->fallback_passes(), 3u);  // what a recovery records in the store
-  EXPECT_EQ(lease->passes_outside_store(), 3u);
 }
 
 TEST_F(ClusterRuleInEngine, FallbackPassLetsEverythingThroughAndCountsIt) {

@@ -396,7 +396,10 @@ TEST_F(GuardTest, ThrottledRequestWaitsOnATimerWhileTheThreadServesOthers) {
   io.poll();
   EXPECT_TRUE(other_done);  // served while two requests are held back
   ASSERT_EQ(done_ms.size(), 1u);
-  EXPECT_EQ(concurrency("GET:/hello"), 2);  // the held-back requests
+  // The held-back requests are neither passed nor in flight until their wait ends (Sentinel
+  // counts a throttled request after its flow slot's sleep).
+  EXPECT_EQ(concurrency("GET:/hello"), 0);
+  EXPECT_EQ(totals("GET:/hello").passed.load(), 1u);
   for (int step = 0; step < 2; ++step) {
     clock_.advance_ms(99);
     timers.run_due();
@@ -409,6 +412,7 @@ TEST_F(GuardTest, ThrottledRequestWaitsOnATimerWhileTheThreadServesOthers) {
   }
   io.run();
   ASSERT_EQ(done_ms.size(), 3u);
+  EXPECT_EQ(totals("GET:/hello").passed.load(), 3u);
   EXPECT_EQ(done_ms[1] - done_ms[0], 100);  // spaced 1000 / count ms apart
   EXPECT_EQ(done_ms[2] - done_ms[1], 100);
   EXPECT_EQ(concurrency("GET:/hello"), 0);

@@ -63,7 +63,7 @@ struct tracked_rule {
 
   std::uint64_t spent() const noexcept { return spent_before + planner.spent(); }
 
-  /// Cumulative passes at one moment: spent from leases, and admitted outside the store.
+  /// Cumulative passes at one moment: spent from leases, and admitted by the local limit.
   struct sample {
     std::int64_t ms = 0;
     std::uint64_t leased = 0;
@@ -74,7 +74,7 @@ struct tracked_rule {
   static constexpr std::int64_t sample_ms = 20;
 
   sample now_sample(std::int64_t now) const {
-    return {now, spent_before + planner.spent_with(*lease), lease->passes_outside_store()};
+    return {now, spent_before + planner.spent_with(*lease), lease->fallback_passes()};
   }
   /// Records the counts at `now` (at most one sample every sample_ms), forgetting what is
   /// older than a window before the oldest sample still needed.
@@ -330,8 +330,8 @@ class redis_cluster::impl {
                                 std::to_string(lease_planner::bucket_ms),
                                 std::to_string(lease_planner::buckets),
                                 ask->speculative ? "1" : "0",
-                                // Back from a fallback: what it let through in the last window,
-                                // which Redis never saw, is recorded before anything is granted.
+                                // Back from a fallback: what its local limit admitted in the last
+                                // window, which Redis never saw, is recorded before any grant.
                                 std::to_string(r.lease->mode() == cluster_mode::global
                                                    ? 0
                                                    : r.last_window(sent).outside)};

@@ -364,25 +364,18 @@ entry engine_impl::enter(context& ctx, node::cluster_node* cluster,
     return entry(this, n, options.type, cluster, origin, v.block);
   }
 
-  // StatisticSlot: count the pass after every check succeeded.
-  if (!tokens.pass_booked) [[likely]] {
-    node->record_pass(at, n);
-    if (origin != nullptr) origin->record_pass(at, n);
-    if (inbound) registry_.inbound().record_pass(at, n);
-  } else {
-    node->increase_concurrency(at);
-    if (origin != nullptr) origin->increase_concurrency(at);
-    if (inbound) registry_.inbound().increase_concurrency(at);
-  }
-  cluster->totals().count_pass(at);
-  if (tokens.flow_reserved != 0) [[unlikely]] {
-    rules->flow->on_recorded(n, tokens);  // the rules that read these nodes now see the pass
+  // StatisticSlot: count the pass after every check succeeded — for an entry that must wait
+  // first, when the wait is over (count_start), as Sentinel counts after FlowSlot's sleep.
+  const bool counted = v.wait_ns <= 0;
+  if (counted) [[likely]] {
+    count_pass(*cluster, *node, origin, inbound, rules, at, n, tokens);
   }
 
   const auto pin = pinned.keep();  // released by exit()
-  const entry::pass_state state{
-      &ctx,   cluster, node,      origin,     ctx.current_, rules,      &snap,
-      now_ms, now_ns,  v.wait_ns, ctx.depth_, pin.stripe,   pin.slot, options.precise_duration};
+  const entry::pass_state state{&ctx,         cluster,    node,       origin,
+                                ctx.current_, rules,      &snap,      now_ms,
+                                now_ns,       v.wait_ns,  ctx.depth_, pin.stripe,
+                                pin.slot,     options.precise_duration, counted};
   if (ctx.depth_ < context::max_depth) {
     ctx.current_ = node;
   }
@@ -390,9 +383,43 @@ entry engine_impl::enter(context& ctx, node::cluster_node* cluster,
   return entry(this, n, options.type, state, tokens);
 }
 
+void engine_impl::count_pass(node::cluster_node& cluster, node::default_node& node,
+                             node::origin_node* origin, bool inbound, const resource_rules* rules,
+                             const stat::write_point& at, std::uint32_t n,
+                             entry_tokens& tokens) noexcept {
+  if (!tokens.pass_booked) [[likely]] {
+    node.record_pass(at, n);
+    if (origin != nullptr) origin->record_pass(at, n);
+    if (inbound) registry_.inbound().record_pass(at, n);
+  } else {
+    // A pass booked in a coming window counts there already; only the request in flight here.
+    node.increase_concurrency(at);
+    if (origin != nullptr) origin->increase_concurrency(at);
+    if (inbound) registry_.inbound().increase_concurrency(at);
+  }
+  cluster.totals().count_pass(at);
+  if (tokens.flow_reserved != 0) [[unlikely]] {
+    rules->flow->on_recorded(n, tokens);  // the rules that read these nodes now see the pass
+  }
+}
+
+void engine_impl::count_start(entry& e) noexcept {
+  if (e.counted_ || e.snapshot_ == nullptr) {
+    return;
+  }
+  e.counted_ = true;
+  const std::int64_t now_ms = now(e.precise_).ms;
+  const stat::write_point at = point_at(*e.cluster_, now_ms, stat::this_thread_shard());
+  count_pass(*e.cluster_, *e.node_, e.origin_node_, e.type_ == entry_type::inbound, e.rules_, at,
+             e.acquire_, e.out_.tokens);
+}
+
 void engine_impl::exit(entry& e) noexcept {
   if (e.snapshot_ == nullptr) {
     return;  // passed unchecked
+  }
+  if (!e.counted_) [[unlikely]] {
+    count_start(e);  // exited without proceeding: counted now, so the exit has a pass to close
   }
   const instant at_exit = now(e.precise_);
   const std::int64_t now_ms = at_exit.ms;

@@ -33,6 +33,8 @@ class engine_impl {
 
   entry enter(context& ctx, node::cluster_node* cluster, const entry_options& options) noexcept;
   void exit(entry& e) noexcept;
+  /// Counts a waiting entry's pass and in-flight request, once (entry::proceed, or its exit).
+  void count_start(entry& e) noexcept;
 
   load_result load_rules(const rule_set& rules);
   void add_slot(std::shared_ptr<slot> s);
@@ -54,6 +56,10 @@ class engine_impl {
   void refresh_hot_keys(const std::function<void(const rule_snapshot&)>& f = {});
 
  private:
+  /// The StatisticSlot's work for a pass: pass and in flight on every node, totals, reservations.
+  void count_pass(node::cluster_node& cluster, node::default_node& node,
+                  node::origin_node* origin, bool inbound, const resource_rules* rules,
+                  const stat::write_point& at, std::uint32_t n, entry_tokens& tokens) noexcept;
   [[gnu::always_inline]] inline slot_verdict run_checks(const rule_snapshot& snap,
                                                         const resource_rules* rules,
                                                         const check_context& cc,

@@ -20,6 +20,7 @@ entry& entry::operator=(entry&& other) noexcept {
     create_ms_ = other.create_ms_;
     create_ns_ = other.create_ns_;
     precise_ = other.precise_;
+    counted_ = other.counted_;
     wait_ns_ = other.wait_ns_;
     acquire_ = other.acquire_;
     pin_stripe_ = other.pin_stripe_;
@@ -50,6 +51,12 @@ void entry::exit() noexcept {
   status_ = status::exited;
   if (engine_ != nullptr) {
     engine_->exit(*this);
+  }
+}
+
+void entry::proceed() noexcept {
+  if (status_ == status::passed && !counted_ && engine_ != nullptr) {
+    engine_->count_start(*this);
   }
 }
 

@@ -1,6 +1,8 @@
 // The slot chain as a whole: how the verdicts of several slots combine for one entry.
 #include <floodgate/engine/engine.hpp>
 
+#include "node/node_registry.hpp"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -31,6 +33,36 @@ TEST_F(SlotChain, TwoThrottlingFlowRulesMakeARequestWaitForTheLongerQueue) {
   load({.flow = {throttled(10), throttled(5)}});  // 100 ms and 200 ms apart
   EXPECT_EQ(eng.enter(ctx, "res").wait(), milliseconds(0));
   EXPECT_EQ(eng.enter(ctx, "res").wait(), milliseconds(200));  // not 300
+}
+
+// Issue 17, fidelity item 3: a throttled request is counted as passed and in flight when its wait
+// ends (Sentinel's StatisticSlot counts after FlowSlot's sleep), not while it queues — a
+// concurrency rule, warm-up throttling's rate or system maxThread would count it while it waits.
+TEST_F(SlotChain, AThrottledRequestIsCountedAsPassedAndInFlightWhenItsWaitEnds) {
+  load({.flow = {throttled(10)}});  // 100 ms apart
+  context a{eng, "a"}, b{eng, "b"}, c{eng, "c"};
+  entry first = eng.enter(a, "res");
+  entry second = eng.enter(b, "res");
+  entry third = eng.enter(c, "res");
+  ASSERT_EQ(second.wait(), milliseconds(100));
+  ASSERT_EQ(third.wait(), milliseconds(200));
+  const auto* res = eng.nodes().find_resource("res");
+  ASSERT_NE(res, nullptr);
+  EXPECT_EQ(res->total_pass(clock.now_ms()), 1u);
+  EXPECT_EQ(res->concurrency(), 1);
+
+  clock.advance_ms(100);
+  second.proceed();
+  second.proceed();  // once only
+  EXPECT_EQ(res->total_pass(clock.now_ms()), 2u);
+  EXPECT_EQ(res->concurrency(), 2);
+
+  third.exit();  // gone before its turn came: counted at its exit, and closed
+  EXPECT_EQ(res->total_pass(clock.now_ms()), 3u);
+  EXPECT_EQ(res->concurrency(), 2);
+  first.exit();
+  second.exit();
+  EXPECT_EQ(res->concurrency(), 0);
 }
 
 TEST_F(SlotChain, FlowAndParamQueuesCombineAsTheLongerNotTheSum) {

@@ -81,14 +81,11 @@ class cluster_lease {
   std::uint64_t unchecked_passes() const noexcept {
     return unchecked_.load(std::memory_order_relaxed);
   }
-  /// Passes admitted by the local limit in fallback_local mode, since the lease was made.
+  /** Passes admitted by the local limit in fallback_local mode, since the lease was made: a
+      source that recovers records the last window's in the store, which never saw them. (Passes
+      let through unchecked are not: the rule said not to limit while the store fails.) */
   std::uint64_t fallback_passes() const noexcept {
     return fallback_passes_.load(std::memory_order_relaxed);
-  }
-  /// Passes outside the store's window (either fallback mode), since the lease was made: a
-  /// source that recovers records the last window's in the store, which never saw them.
-  std::uint64_t passes_outside_store() const noexcept {
-    return unchecked_passes() + fallback_passes();
   }
 
   /** Passes this instance spent from leases within the last window, which the local limit of

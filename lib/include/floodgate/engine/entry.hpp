@@ -24,7 +24,11 @@ struct rule_snapshot;
     A passed entry is move-only and exits in its destructor unless @ref exit was called; exit
     records the response time, success and any traced error, and runs the slots' exit work. It may
     exit on another thread than the one that entered. A passed entry may carry a @ref wait: the
-    caller must delay the work by that long first (throttling) — the engine never sleeps.
+    caller must delay the work by that long first (throttling) — the engine never sleeps — and
+    then call @ref proceed. Such an entry is counted as passed and in flight when it proceeds,
+    as Sentinel counts a throttled request after its flow slot's sleep: while it waits, rules
+    that read the statistics (concurrency, warm-up throttling's rate, system maxThread) do not
+    see it. One that exits without proceeding is counted at its exit.
 
     A blocked entry carries its @ref block_info and has nothing to exit.
 
@@ -48,6 +52,10 @@ class [[nodiscard]] entry {
   const block_info& block() const noexcept { return blocked() ? out_.block : no_block; }
   /// How long the caller must wait before doing the work (throttling, prioritized borrowing).
   std::chrono::nanoseconds wait() const noexcept { return std::chrono::nanoseconds{wait_ns_}; }
+
+  /// The @ref wait is over and the work starts: counts the pass and the request in flight.
+  /// Does nothing for an entry without a wait, or once called.
+  void proceed() noexcept;
 
   /// Marks the entry as failed (Sentinel's Tracer): counted as an exception, seen by breakers.
   void trace_error() noexcept { error_ = true; }
@@ -81,6 +89,7 @@ class [[nodiscard]] entry {
     std::uint8_t pin_stripe;
     std::uint16_t pin_slot;
     bool precise;
+    bool counted;  ///< false: the pass is counted when the entry proceeds (it has a wait)
   };
 
   /// A pass that passed unchecked (null context, past a cap).
@@ -108,6 +117,7 @@ class [[nodiscard]] entry {
         status_(status::passed),
         error_(false),
         precise_(p.precise),
+        counted_(p.counted),
         out_(tokens) {}
   /// A block.
   entry(detail::engine_impl* engine, std::uint32_t acquire, entry_type type,
@@ -141,6 +151,7 @@ class [[nodiscard]] entry {
   status status_ = status::empty;
   bool error_ = false;
   bool precise_ = false;
+  bool counted_ = true;  // false until a waiting entry proceeds (or exits)
   /// A passed entry needs its slots' tokens, a blocked one only its block: one of the two.
   union outcome {
     entry_tokens tokens;

@@ -85,6 +85,7 @@ auto guarded_handler<Handler, Executor>::operator()(http::request<Body, Fields> 
     } else {
       co_await detail::wait_for<executor_type>(e.wait());
     }
+    e.proceed();  // counted as passed and in flight from now, as Sentinel counts after its sleep
   }
 
   request_scope scope{&ctx, resource, match, origin};
