@@ -1,6 +1,7 @@
 #include "demo_app.hpp"
 
 #include <floodgate/beast/blocked_response.hpp>
+#include <floodgate/beast/dashboard_stream.hpp>
 #include <floodgate/beast/guard.hpp>
 #include <floodgate/beast/query_string.hpp>
 
@@ -160,7 +161,22 @@ struct main_handler {
 struct admin_handler {
   asio::awaitable<http::message_generator> operator()(request req,
                                                       floodgate::beast::request_info) const {
+    if (floodgate::beast::target_path(req.target()) == floodgate::beast::dashboard_stream::path) {
+      // The stream taker serves GET; what reaches here is another method, or a GET while the
+      // server stops taking subscribers.
+      co_return http::message_generator{stream_refusal(req)};
+    }
     co_return http::message_generator{(*admin)(req)};
+  }
+  static http::response<http::string_body> stream_refusal(const request& req) {
+    if (req.method() == http::verb::get) {
+      return floodgate::beast::make_error_response(http::status::service_unavailable,
+                                                   "shutting down", req.version(), false);
+    }
+    auto res = floodgate::beast::make_error_response(
+        http::status::method_not_allowed, "method not allowed", req.version(), req.keep_alive());
+    res.set(http::field::allow, "GET");
+    return res;
   }
   const floodgate::beast::admin_api* admin;
 };

@@ -139,6 +139,19 @@ TEST_F(DemoTest, BadAdminInputIs404OrAnEmptyAnswer) {
   EXPECT_EQ(unknown.body, "[]");
 }
 
+// The stream is GET only, like every admin endpoint: other methods are 405 with Allow, not 404.
+TEST_F(DemoTest, OtherMethodsOnTheStreamAre405) {
+  start(rules);
+  for (const char* method : {"POST", "DELETE", "OPTIONS"}) {
+    http_connection c{demo_->admin_port()};
+    c.send_raw(std::string(method) +
+               " /floodgate/stream HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
+    const http_response r = c.read_response();
+    EXPECT_EQ(r.status, 405u) << method;
+    EXPECT_EQ(r.header("allow"), "GET") << method;
+  }
+}
+
 TEST_F(DemoTest, SigtermWithStreamSubscribersExitsPromptly) {
   start(rules);
   stream_client a{demo_->admin_port()};
