@@ -355,6 +355,41 @@ TEST(RedisCluster, AFallbackCountsThePassesLeasedInTheLastWindow) {
   EXPECT_EQ(more, 2) << "6 leased in the last window, against a fallback count of 8";
 }
 
+// A rule whose window is full asks Redis nothing until its oldest bucket leaves (up to a second),
+// and the heartbeat comes once a second: a Redis gone meanwhile was noticed after a second and
+// the command's timeout, past SPEC §10's "within 1 s". A PING after 500 ms of silence notices
+// it. The engine's clock is manual: without the PING, nothing at all is sent in the 600 ms the
+// test lets pass, so the rule never falls back.
+TEST(RedisCluster, ARedisGoneWhileARuleWaitsForAFullWindowIsNoticedWithinASecond) {
+  START_REDIS_OR_SKIP(redis);
+  manual_clock clock;
+  engine eng{engine_options{.time = &clock}};
+  ASSERT_TRUE(eng.load_rules(global_rule(redis->url(), 3)));
+  redis_cluster adapter{eng, {.instance_id = "solo"}};
+  const auto mode = [&] {
+    const auto s = adapter.status();
+    return s.rules.empty() ? cluster_mode::global : s.rules[0].mode;
+  };
+  ASSERT_TRUE(eventually([&] { return adapter.status().state == "connected"; }));
+  context ctx{eng, "ctx"};
+  int passed = 0;
+  // The window's 3 passes: the grant that completes them tells the planner the window is full,
+  // and it waits (on the manual clock) for the oldest bucket to leave.
+  ASSERT_TRUE(eventually([&] {
+    passed += eng.enter(ctx, "GET:/hello") ? 1 : 0;
+    return passed == 3;
+  })) << passed << " passed; " << adapter.status().last_error;
+  const std::uint64_t commands = adapter.status().commands;
+  std::this_thread::sleep_for(50ms);  // many adapter ticks: none sends anything
+  ASSERT_EQ(adapter.status().commands, commands) << "the planner is not waiting";
+  redis->pause();
+  // Less than the 800-1000 ms the planner waits and the heartbeat's second; more than the PING's
+  // 500 ms.
+  clock.advance_ms(600);
+  EXPECT_TRUE(eventually([&] { return mode() == cluster_mode::fallback_local; }, 3s));
+  redis->resume();
+}
+
 TEST(RedisCluster, AStalledRedisIsATimeoutAndNoRequestWaits) {
   START_REDIS_OR_SKIP(redis);
   instance inst(global_rule(redis->url(), 100, {.fallback_count = 5}), "solo");

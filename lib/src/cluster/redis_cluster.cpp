@@ -26,6 +26,7 @@ using detail::redis_router;
 using detail::redis_result;
 
 constexpr std::int64_t heartbeat_ms = 1000;
+constexpr std::int64_t liveness_ms = 500;
 constexpr std::int64_t instance_ttl_ms = 3000;
 constexpr std::int64_t first_backoff_ms = 50;
 constexpr std::int64_t max_backoff_ms = 1000;
@@ -161,11 +162,26 @@ class redis_cluster::impl {
       }
       backoff_ms_ = first_backoff_ms;
       next_heartbeat_ms_ = 0;
+      last_answer_ms_ = now;
     }
     if (now >= next_heartbeat_ms_ && !heartbeat()) return;
     for (tracked_rule& r : rules_) {
       if (!serve(r)) return;
     }
+    if (now_ms() - last_answer_ms_ >= liveness_ms) ping();
+  }
+
+  /** Nothing asked Redis for liveness_ms (a rule waiting for a full window to free, up to a
+      second): a PING, so that a Redis that went away is noticed within a second (SPEC §10: half
+      a second plus timeoutMs) and not only at the next heartbeat or lease request. */
+  void ping() {
+    ++commands_;
+    const redis_result r = router_.command(rules_.front().key, {"PING"});
+    if (!r.ok()) {
+      fail("PING: " + r.error, r.timeout);
+      return;
+    }
+    last_answer_ms_ = now_ms();
   }
 
   /// Picks up the rules in force when their version changes; unchanged leases keep planners.
@@ -252,7 +268,9 @@ class redis_cluster::impl {
       std::vector<std::string_view> all{verb, body, "1", key};
       all.insert(all.end(), args.begin(), args.end());
       ++commands_;
-      return router_.command(key, all);
+      redis_result r = router_.command(key, all);
+      if (!r.io && !r.timeout) last_answer_ms_ = now_ms();
+      return r;
     };
     if (!sha.empty()) {
       redis_result r = call("EVALSHA", sha);
@@ -431,6 +449,7 @@ class redis_cluster::impl {
   bool live_known_ = false;  ///< a heartbeat has counted the live instances
   std::int64_t next_connect_ms_ = 0;
   std::int64_t next_heartbeat_ms_ = 0;
+  std::int64_t last_answer_ms_ = 0;  ///< when Redis last answered a command
   std::int64_t backoff_ms_ = first_backoff_ms;
   std::array<std::uint64_t, lease_result_count> results_{};
   std::array<std::uint64_t, round_trip_bounds.size()> round_trip_counts_{};
