@@ -96,7 +96,7 @@ class endpoints {
     }
     entry backend;
     if (floodgate::context* ctx = scope.context()) {
-      backend = engine_->enter(*ctx, backend_resource);
+      backend = engine_->enter(*ctx, backend_resource, {.proceeds_after_wait = true});
       if (backend.blocked()) {
         co_return floodgate::beast::make_blocked_response(backend.block(), backend_resource,
                                                           req.version(), req.keep_alive());

@@ -366,7 +366,7 @@ entry engine_impl::enter(context& ctx, node::cluster_node* cluster,
 
   // StatisticSlot: count the pass after every check succeeded — for an entry that must wait
   // first, when the wait is over (count_start), as Sentinel counts after FlowSlot's sleep.
-  const bool counted = v.wait_ns <= 0;
+  const bool counted = v.wait_ns <= 0 || !options.proceeds_after_wait;
   if (counted) [[likely]] {
     count_pass(*cluster, *node, origin, inbound, rules, at, n, tokens);
   }

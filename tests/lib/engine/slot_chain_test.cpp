@@ -41,9 +41,10 @@ TEST_F(SlotChain, TwoThrottlingFlowRulesMakeARequestWaitForTheLongerQueue) {
 TEST_F(SlotChain, AThrottledRequestIsCountedAsPassedAndInFlightWhenItsWaitEnds) {
   load({.flow = {throttled(10)}});  // 100 ms apart
   context a{eng, "a"}, b{eng, "b"}, c{eng, "c"};
-  entry first = eng.enter(a, "res");
-  entry second = eng.enter(b, "res");
-  entry third = eng.enter(c, "res");
+  const entry_options proceeds{.proceeds_after_wait = true};
+  entry first = eng.enter(a, "res", proceeds);
+  entry second = eng.enter(b, "res", proceeds);
+  entry third = eng.enter(c, "res", proceeds);
   ASSERT_EQ(second.wait(), milliseconds(100));
   ASSERT_EQ(third.wait(), milliseconds(200));
   const auto* res = eng.nodes().find_resource("res");
@@ -63,6 +64,19 @@ TEST_F(SlotChain, AThrottledRequestIsCountedAsPassedAndInFlightWhenItsWaitEnds) 
   first.exit();
   second.exit();
   EXPECT_EQ(res->concurrency(), 0);
+}
+
+// A caller that does not say when its work starts is counted at enter, wait or not: never left
+// out of the in-flight count while it runs.
+TEST_F(SlotChain, WithoutProceedsAfterWaitAThrottledRequestIsCountedAtEnter) {
+  load({.flow = {throttled(10)}});
+  context a{eng, "a"}, b{eng, "b"};
+  const entry first = eng.enter(a, "res");
+  const entry second = eng.enter(b, "res");
+  ASSERT_EQ(second.wait(), milliseconds(100));
+  const auto* res = eng.nodes().find_resource("res");
+  EXPECT_EQ(res->total_pass(clock.now_ms()), 2u);
+  EXPECT_EQ(res->concurrency(), 2);
 }
 
 TEST_F(SlotChain, FlowAndParamQueuesCombineAsTheLongerNotTheSum) {

@@ -31,6 +31,12 @@ struct entry_options {
       Otherwise durations come from the engine's millisecond clock, as the windows' response
       times do, and a request under a millisecond counts as 0 s. The HTTP middleware sets it. */
   bool precise_duration = false;
+  /** The caller calls entry::proceed() when an entry's wait (throttling) is over: such an entry
+      is counted as passed and in flight then, as Sentinel counts a throttled request after its
+      flow slot's sleep. Otherwise it is counted at enter, wait or not (a caller that never says
+      when its work starts is never left out of the in-flight count). The HTTP middleware sets
+      it. */
+  bool proceeds_after_wait = false;
 };
 
 }  // namespace floodgate

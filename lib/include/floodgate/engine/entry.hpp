@@ -24,11 +24,12 @@ struct rule_snapshot;
     A passed entry is move-only and exits in its destructor unless @ref exit was called; exit
     records the response time, success and any traced error, and runs the slots' exit work. It may
     exit on another thread than the one that entered. A passed entry may carry a @ref wait: the
-    caller must delay the work by that long first (throttling) — the engine never sleeps — and
-    then call @ref proceed. Such an entry is counted as passed and in flight when it proceeds,
-    as Sentinel counts a throttled request after its flow slot's sleep: while it waits, rules
-    that read the statistics (concurrency, warm-up throttling's rate, system maxThread) do not
-    see it. One that exits without proceeding is counted at its exit.
+    caller must delay the work by that long first (throttling) — the engine never sleeps. With
+    entry_options::proceeds_after_wait the caller then calls @ref proceed, and the entry is
+    counted as passed and in flight from then, as Sentinel counts a throttled request after its
+    flow slot's sleep: while it waits, what reads the node statistics (a concurrency rule on a
+    shared node, system maxThread, warm-up throttling's rate, the metrics) does not count it.
+    One that exits without proceeding is counted at its exit.
 
     A blocked entry carries its @ref block_info and has nothing to exit.
 
@@ -53,8 +54,8 @@ class [[nodiscard]] entry {
   /// How long the caller must wait before doing the work (throttling, prioritized borrowing).
   std::chrono::nanoseconds wait() const noexcept { return std::chrono::nanoseconds{wait_ns_}; }
 
-  /// The @ref wait is over and the work starts: counts the pass and the request in flight.
-  /// Does nothing for an entry without a wait, or once called.
+  /// The @ref wait is over and the work starts: counts the pass and the request in flight
+  /// (entry_options::proceeds_after_wait). Does nothing otherwise, or once called.
   void proceed() noexcept;
 
   /// Marks the entry as failed (Sentinel's Tracer): counted as an exception, seen by breakers.

@@ -178,8 +178,10 @@ entry guarded_handler<Handler, Executor>::enter(context& ctx,
                                                 std::string_view origin) {
   const detail::request_params<Fields> params{req.base(), req.target(), origin,
                                               info.peer,  options_,     &match};
-  const entry_options options{
-      .type = entry_type::inbound, .params = params.extractor(), .precise_duration = true};
+  const entry_options options{.type = entry_type::inbound,
+                              .params = params.extractor(),
+                              .precise_duration = true,
+                              .proceeds_after_wait = true};
   // A name the application chose is looked up as given; a null context never creates resources.
   if (ctx.is_null() || !info.resource.empty() || !info.route.empty()) {
     return engine_->enter(ctx, resource, options);
