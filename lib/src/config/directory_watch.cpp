@@ -81,15 +81,22 @@ bool directory_watch::completes_write(std::uint32_t mask, int wd, std::string_vi
   return true;
 }
 
-void directory_watch::start(std::function<void()> on_change) {
+void directory_watch::clear_writing() {
+  std::lock_guard lock(mutex_);
+  writing_ = false;
+}
+
+void directory_watch::start(std::function<void()> on_change, std::function<void()> on_write) {
   std::lock_guard lock(mutex_);
   on_change_ = std::move(on_change);
+  on_write_ = std::move(on_write);
   if (descriptor_.is_open()) read();
 }
 
 void directory_watch::close() {
   std::lock_guard lock(mutex_);
   on_change_ = nullptr;
+  on_write_ = nullptr;
   boost::system::error_code ignored;
   descriptor_.close(ignored);
   names_by_watch_.clear();
@@ -106,18 +113,23 @@ void directory_watch::read() {
   descriptor_.async_read_some(
       boost::asio::buffer(buffer_),
       // The callback copy keeps the owner (and so this object) alive until the handler ran.
-      [this, callback = on_change_](boost::system::error_code ec, std::size_t n) {
+      [this, callback = on_change_, on_write = on_write_](boost::system::error_code ec,
+                                                          std::size_t n) {
         if (ec) return;  // closed (operation_aborted) or broken: polling still runs
         bool changed = false;
+        bool written = false;
         std::unique_lock lock(mutex_);
         for (std::size_t at = 0; at + sizeof(inotify_event) <= n;) {
           inotify_event event;
           std::memcpy(&event, buffer_.data() + at, sizeof event);
           const char* name = buffer_.data() + at + sizeof event;
           const std::string_view name_view(name, ::strnlen(name, event.len));
-          if (relevant(event.wd, event.mask, name_view) &&
-              completes_write(event.mask, event.wd, name_view)) {
-            changed = true;
+          if (relevant(event.wd, event.mask, name_view)) {
+            if (completes_write(event.mask, event.wd, name_view)) {
+              changed = true;
+            } else {
+              written = true;
+            }
           }
           if ((event.mask & IN_IGNORED) != 0) {
             names_by_watch_.erase(event.wd);
@@ -127,8 +139,14 @@ void directory_watch::read() {
         }
         if (descriptor_.is_open()) read();
         const bool open = descriptor_.is_open();
+        const bool still_writing = writing_;
         lock.unlock();
-        if (changed && open && callback) callback();
+        if (!open) return;
+        if (changed && callback) {
+          callback();
+        } else if (written && still_writing && on_write) {
+          on_write();
+        }
       });
 }
 

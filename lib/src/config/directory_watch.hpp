@@ -52,8 +52,12 @@ class directory_watch {
       is writing, so the owner waits for the close (IN_CLOSE_WRITE), which reports a change. */
   bool writing();
 
-  /// Starts reading events; `on_change` runs on the executor. Call once.
-  void start(std::function<void()> on_change);
+  /** Starts reading events; `on_change` runs on the executor, and `on_write` when a batch of
+      events holds only a write under way (see writing()). Call once. */
+  void start(std::function<void()> on_change, std::function<void()> on_write = nullptr);
+
+  /// Forgets a write under way (its writer went quiet without closing: the owner reads it).
+  void clear_writing();
 
   /// Stops reading and releases the inotify descriptor; safe to call twice.
   void close();
@@ -67,6 +71,7 @@ class directory_watch {
   std::mutex mutex_;  // guards everything below against the read handler
   boost::asio::posix::stream_descriptor descriptor_;
   std::function<void()> on_change_;
+  std::function<void()> on_write_;
   std::map<int, std::set<std::string>> names_by_watch_;  // wd → names that matter in it
   std::map<int, std::string> directory_by_watch_;        // wd → its directory (for lstat)
   bool writing_ = false;

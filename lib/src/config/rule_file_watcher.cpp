@@ -63,7 +63,8 @@ struct rule_file_watcher::impl : std::enable_shared_from_this<impl> {
         options(opts),
         watch(strand),
         debounce(strand, opts.timers),
-        poll(strand, opts.timers) {
+        poll(strand, opts.timers),
+        settle(strand, opts.timers) {
     status.file = path;
   }
 
@@ -73,12 +74,11 @@ struct rule_file_watcher::impl : std::enable_shared_from_this<impl> {
     if (!watching_all && !polling_fast && started && !stopped) {
       arm_poll();  // a directory went missing: look for it again soon
     }
-    if (!force && watch.writing() && ++writes_waited <= max_writes_waited) {
+    if (!force && watch.writing()) {
       // Written in place and not closed yet: what is there may be a valid prefix. The close
-      // reports a change; a writer that never closes is read after a few polls anyway.
+      // reports a change; a writer that goes quiet without closing is read by on_write's timer.
       return std::nullopt;
     }
-    writes_waited = 0;
     detail::file_text file = detail::read_file_text(path);
     // Errors and contents hash apart: an unreadable file and one containing the message differ.
     const std::size_t fingerprint =
@@ -160,6 +160,21 @@ struct rule_file_watcher::impl : std::enable_shared_from_this<impl> {
     return options.poll_interval;
   }
 
+  /** A write under way (no close yet): read the file once its writer has been quiet for
+      settle_delay — a writer that keeps it open (a long-lived descriptor, a hard link made in
+      place) is in force within a second of its last write; one that pauses less than that
+      mid-file is not read half-written. */
+  void on_write() {
+    std::lock_guard lock(work);
+    if (stopped) return;
+    settle.start(settle_delay, [self = shared_from_this()] {
+      std::lock_guard relock(self->work);
+      if (self->stopped) return;
+      self->watch.clear_writing();
+      self->attempt(false);
+    });
+  }
+
   void arm_poll() {
     const std::chrono::nanoseconds delay = poll_delay();
     polling_fast = delay < options.poll_interval;
@@ -185,15 +200,15 @@ struct rule_file_watcher::impl : std::enable_shared_from_this<impl> {
   detail::directory_watch watch;
   watcher_timer debounce;
   watcher_timer poll;
+  watcher_timer settle;  // a write under way gone quiet
   bool started = false;
   bool stopped = false;
   bool pending = false;
   std::chrono::nanoseconds pending_since{0};
   bool watching_all = true;  // every directory of the path is watched
   bool polling_fast = false;  // the poll is armed with rewatch_interval
-  int writes_waited = 0;     // attempts skipped in a row for a write in progress
-  static constexpr int max_writes_waited = 3;
   static constexpr std::chrono::milliseconds rewatch_interval{200};
+  static constexpr std::chrono::milliseconds settle_delay{800};
   std::optional<std::size_t> last_fingerprint;
 
   mutable std::mutex status_mutex;
@@ -212,7 +227,7 @@ parse_result rule_file_watcher::start() {
   if (!impl_->started && !impl_->stopped) {
     impl_->started = true;
     // The callback holds the impl until stop() closes the watch (the cycle is broken there).
-    impl_->watch.start([self = impl_] { self->on_event(); });
+    impl_->watch.start([self = impl_] { self->on_event(); }, [self = impl_] { self->on_write(); });
     impl_->arm_poll();
   }
   return result;
@@ -225,6 +240,7 @@ void rule_file_watcher::stop() {
   impl_->watch.close();
   impl_->debounce.cancel();
   impl_->poll.cancel();
+  impl_->settle.cancel();
 }
 
 parse_result rule_file_watcher::reload_now() {

@@ -249,6 +249,25 @@ TEST_F(RuleFileWatcher, AFileBeingWrittenInPlaceIsNotLoadedUntilItsWriterClosesI
   EXPECT_TRUE(watcher.status().ok);
 }
 
+// A writer that keeps the file open (a long-lived descriptor) and goes quiet: read 800 ms after
+// its last write, so it is in force within a second (SPEC §3), not only at the next few polls.
+TEST_F(RuleFileWatcher, AWriterThatNeverClosesIsReadOnceItHasBeenQuietFor800Ms) {
+  const std::string path = dir_.write("rules.yaml", rules_with_count(1));
+  rule_file_watcher watcher(io_.get_executor(), eng_, path, manual_timing());
+  ASSERT_TRUE(watcher.start().ok());
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  const std::uint64_t before = timers_.scheduled();
+  std::fputs(rules_with_count(2).c_str(), f);
+  std::fflush(f);  // and the file stays open
+  ASSERT_TRUE(run_until([&] { return timers_.scheduled() > before; }));  // the settle timer
+  advance(799ms);
+  EXPECT_EQ(count_in_force(), 1);
+  advance(1ms);
+  EXPECT_EQ(count_in_force(), 2);
+  std::fclose(f);
+}
+
 // A partial write that is invalid is rejected when its writer closes the file, and the next
 // complete write loads.
 TEST_F(RuleFileWatcher, PartialWriteIsRejectedAndItsCompletionLoads) {

@@ -27,7 +27,8 @@ struct reload_status {
 /// Timing of a @ref rule_file_watcher.
 struct watcher_options {
   /// Quiet time after the last file event before reloading (a burst of editor events is one
-  /// reload). A steady stream of events still reloads within 4 × debounce of the first one.
+  /// reload). A steady stream of completed writes (closes, renames) still reloads within
+  /// 4 × debounce of the first one; writes under way (modified, not closed) are not events.
   std::chrono::milliseconds debounce{150};
   std::chrono::milliseconds poll_interval{2000};  ///< content-hash safety net
   /// The debounce and poll timers; must outlive the watcher. Null: Asio steady timers on the
@@ -39,7 +40,9 @@ struct watcher_options {
 
     Watches the file's directory (editors' rename-on-save, ConfigMap `..data` symlink swaps,
     in-place writes, touch), debounces, re-reads, validates and publishes the complete rule set
-    atomically. A missing or rejected file keeps the last good rules. Runs on the given executor
+    atomically. An in-place write is read when its writer closes the file, or once it has been
+    quiet for 800 ms without closing it; never while it writes (a prefix can be a valid file).
+    While a watched directory is missing, the poll runs every 200 ms. A missing or rejected file keeps the last good rules. Runs on the given executor
     (through a strand); no thread of its own. Reading and parsing happen on that executor, so a
     reload holds an I/O thread while it parses the file (at most 1 MiB: well under a second).
 
