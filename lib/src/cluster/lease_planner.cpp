@@ -22,7 +22,8 @@ std::optional<lease_ask> lease_planner::plan(cluster_lease& lease, std::int64_t 
                                              double limit) {
   const std::uint64_t misses = lease.take_misses();
   demand_ += misses;
-  // Passes of the current lease spent so far (settled when it ends), and this bucket's demand.
+  // Passes of the lease in hand spent so far (settled when it ends) plus the misses: the demand
+  // since that lease was granted.
   const std::uint32_t taken =
       bucket_ >= 0 ? granted_ - std::min(granted_, lease.available()) : 0;
   if (misses > 0 || taken > 0) last_demand_ms_ = now_ms;
@@ -53,8 +54,8 @@ std::optional<lease_ask> lease_planner::plan(cluster_lease& lease, std::int64_t 
     return std::nullopt;
   }
   const double cap = std::max(1.0, std::floor(limit));
-  // Requests missed the lease: at least 1.5x what this bucket wanted, and at least a bucket's
-  // share of the limit (what is left unspent goes back when the bucket ends).
+  // Requests missed the lease: at least 1.5x the demand since it was granted, and at least a
+  // bucket's share of the limit (what is left unspent goes back when the bucket ends).
   const double refill = misses > 0 ? std::max(std::ceil(static_cast<double>(burst) * 1.5),
                                               std::floor(cap / static_cast<double>(buckets)))
                                    : 0.0;

@@ -35,8 +35,8 @@ struct lease_reply {
     fleet is short of passes (lease_ask::speculative): it is then asked for again in the next
     bucket, or at once when a request misses it. Sizes a lease to 1.5x the rule's recent demand
     (passes spent plus passes missed) per bucket, and an empty lease that requests missed to 1.5x
-    what this bucket has seen and at least a bucket's share of the limit, so a burst after a quiet
-    spell is served within a round trip or two; capped at the limit. Hands back what expired unspent with the next request; and waits for the
+    the demand since it was granted and at least a bucket's share of the limit, so a burst after
+    a quiet spell is served within a round trip or two; capped at the limit. Hands back what expired unspent with the next request; and waits for the
     window to free before asking again when the store said it is full, unless it has unspent
     passes to hand back.
 
