@@ -73,6 +73,8 @@ struct tracked_rule {
   /// Samples of the last window and a little more (one every sample_ms at most), oldest first.
   std::deque<sample> history;
   static constexpr std::int64_t sample_ms = 20;
+  /// The fallback passes (lease->fallback_passes()) already recorded in Redis.
+  std::uint64_t carried_upto = 0;
 
   sample now_sample(std::int64_t now) const {
     return {now, spent_before + planner.spent_with(*lease), lease->fallback_passes()};
@@ -340,6 +342,12 @@ class redis_cluster::impl {
     const double limit = limit_of(r);
     const auto ask = r.planner.plan(*r.lease, sent, limit);
     if (!ask) return true;
+    // Back from a fallback: what its local limit admitted in the last window, which Redis never
+    // saw, is recorded before any grant — each pass once (a request that failed is sent again,
+    // which errs towards fewer), including those admitted while this very request was under way.
+    const std::uint64_t fallback_now = r.lease->fallback_passes();
+    const std::uint64_t carry = std::min(r.last_window(sent).outside,
+                                         fallback_now - std::min(fallback_now, r.carried_upto));
     const std::string args[] = {r.key,
                                 std::to_string(static_cast<std::int64_t>(limit)),
                                 std::to_string(ask->asked),
@@ -348,11 +356,7 @@ class redis_cluster::impl {
                                 std::to_string(lease_planner::bucket_ms),
                                 std::to_string(lease_planner::buckets),
                                 ask->speculative ? "1" : "0",
-                                // Back from a fallback: what its local limit admitted in the last
-                                // window, which Redis never saw, is recorded before any grant.
-                                std::to_string(r.lease->mode() == cluster_mode::global
-                                                   ? 0
-                                                   : r.last_window(sent).outside)};
+                                std::to_string(carry)};
     const auto started = std::chrono::steady_clock::now();
     const redis_result res = eval(detail::lease_script, lease_sha_, args[0],
                                   {args[1], args[2], args[3], args[4], args[5], args[6], args[7],
@@ -374,6 +378,7 @@ class redis_cluster::impl {
       if (const auto* v = (*items)[i].integer()) *fields[i] = *v;
     }
     r.planner.on_reply(*r.lease, *ask, reply, sent);
+    r.carried_upto = fallback_now;
     ++results_[static_cast<std::size_t>(reply.granted > 0 ? lease_result::granted
                                                           : lease_result::exhausted)];
     r.last_error.clear();
