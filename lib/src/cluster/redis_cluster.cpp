@@ -75,6 +75,8 @@ struct tracked_rule {
   static constexpr std::int64_t sample_ms = 20;
   /// The fallback passes (lease->fallback_passes()) already recorded in Redis.
   std::uint64_t carried_upto = 0;
+  /// When the Redis node of this rule's key last answered (a lease request or a PING).
+  std::int64_t last_answer_ms = 0;
 
   sample now_sample(std::int64_t now) const {
     return {now, spent_before + planner.spent_with(*lease), lease->fallback_passes()};
@@ -164,26 +166,47 @@ class redis_cluster::impl {
       }
       backoff_ms_ = first_backoff_ms;
       next_heartbeat_ms_ = 0;
-      last_answer_ms_ = now;
+      for (tracked_rule& r : rules_) r.last_answer_ms = now;
     }
     if (now >= next_heartbeat_ms_ && !heartbeat()) return;
     for (tracked_rule& r : rules_) {
       if (!serve(r)) return;
     }
-    if (now_ms() - last_answer_ms_ >= liveness_ms) ping();
+    ping_quiet_rules();
   }
 
-  /** Nothing asked Redis for liveness_ms (a rule waiting for a full window to free, up to a
-      second): a PING, so that a Redis that went away is noticed within a second (SPEC §10: half
-      a second plus timeoutMs) and not only at the next heartbeat or lease request. */
-  void ping() {
-    ++commands_;
-    const redis_result r = router_.command(rules_.front().key, {"PING"});
-    if (!r.ok()) {
-      fail("PING: " + r.error, r.timeout);
-      return;
+  /** A rule whose Redis node answered nothing for liveness_ms (it waits for a full window to
+      free, up to a second) gets a PING to that node, so that a node gone is noticed within a
+      second (SPEC §10: half a second plus timeoutMs), not only at the next heartbeat or lease
+      request. One PING serves every rule of a standalone Redis; in a Redis Cluster each rule's
+      master is asked. */
+  /// Redis answered for rule `r` (null: for the namespace's key, the heartbeat's): a standalone
+  /// Redis answers for every rule; a Redis Cluster node for the rules whose key it holds.
+  void answered(tracked_rule* r) {
+    const std::int64_t now = now_ms();
+    if (!router_.is_cluster()) {
+      for (tracked_rule& t : rules_) t.last_answer_ms = now;
+    } else if (r != nullptr) {
+      r->last_answer_ms = now;
     }
-    last_answer_ms_ = now_ms();
+  }
+
+  void ping_quiet_rules() {
+    const std::int64_t now = now_ms();
+    bool answered = false;
+    for (tracked_rule& r : rules_) {
+      if (now - r.last_answer_ms < liveness_ms) continue;
+      if (!answered || router_.is_cluster()) {
+        ++commands_;
+        const redis_result res = router_.command(r.key, {"PING"});
+        if (!res.ok()) {
+          fail("PING: " + res.error, res.timeout);
+          return;
+        }
+        answered = true;
+      }
+      r.last_answer_ms = now;
+    }
   }
 
   /// Picks up the rules in force when their version changes; unchanged leases keep planners.
@@ -220,6 +243,7 @@ class redis_cluster::impl {
             return;
           }
           tracked_rule t;
+          t.last_answer_ms = now_ms();
           t.rule = rule;
           t.index = index;
           t.lease = l;
@@ -270,9 +294,7 @@ class redis_cluster::impl {
       std::vector<std::string_view> all{verb, body, "1", key};
       all.insert(all.end(), args.begin(), args.end());
       ++commands_;
-      redis_result r = router_.command(key, all);
-      if (!r.io && !r.timeout) last_answer_ms_ = now_ms();
-      return r;
+      return router_.command(key, all);
     };
     if (!sha.empty()) {
       redis_result r = call("EVALSHA", sha);
@@ -300,6 +322,7 @@ class redis_cluster::impl {
       live_ = *n;
       live_known_ = true;
     }
+    answered(nullptr);
     next_heartbeat_ms_ = now_ms() + heartbeat_ms;
     return true;
   }
@@ -379,6 +402,7 @@ class redis_cluster::impl {
     }
     r.planner.on_reply(*r.lease, *ask, reply, sent);
     r.carried_upto = fallback_now;
+    answered(&r);
     ++results_[static_cast<std::size_t>(reply.granted > 0 ? lease_result::granted
                                                           : lease_result::exhausted)];
     r.last_error.clear();
@@ -454,7 +478,6 @@ class redis_cluster::impl {
   bool live_known_ = false;  ///< a heartbeat has counted the live instances
   std::int64_t next_connect_ms_ = 0;
   std::int64_t next_heartbeat_ms_ = 0;
-  std::int64_t last_answer_ms_ = 0;  ///< when Redis last answered a command
   std::int64_t backoff_ms_ = first_backoff_ms;
   std::array<std::uint64_t, lease_result_count> results_{};
   std::array<std::uint64_t, round_trip_bounds.size()> round_trip_counts_{};
