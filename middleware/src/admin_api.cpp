@@ -109,6 +109,15 @@ http::response<http::string_body> admin_api::handle(http::verb method, std::stri
                      (path == "/floodgate/reload" && options_.watcher != nullptr) ||
                      (path == "/floodgate/cluster" && options_.cluster) ||
                      (path == "/metrics" && options_.metrics != nullptr);
+  if (method == http::verb::head) {
+    // GET only; and a response to HEAD has no body (one would be read as the next response).
+    auto res = make_error_response(http::status::method_not_allowed, "method not allowed",
+                                   version, keep_alive);
+    res.set(http::field::allow, "GET");
+    res.body().clear();
+    res.content_length(0);
+    return res;
+  }
   if (!known) {
     return make_error_response(http::status::not_found, "not found", version, keep_alive);
   }

@@ -252,6 +252,17 @@ TEST_F(AdminApiTest, UnknownPathsAreJson404AndOtherMethods405) {
   }
 }
 
+// A response to HEAD has no body: a keep-alive client would read it as its next response.
+TEST_F(AdminApiTest, HeadIs405WithoutABody) {
+  for (const char* path : {"/floodgate/rules", "/floodgate/nope"}) {
+    const auto head = admin_api{*engine_}.handle(http::verb::head, path, 11, true);
+    EXPECT_EQ(head.result_int(), 405u) << path;
+    EXPECT_EQ(head[http::field::allow], "GET") << path;
+    EXPECT_EQ(head.body(), "") << path;
+    EXPECT_EQ(head[http::field::content_length], "0") << path;
+  }
+}
+
 TEST_F(AdminApiTest, RootServesTheSelfContainedDashboardPage) {
   const auto res = get("/");
   EXPECT_EQ(res.result_int(), 200u);

@@ -218,6 +218,19 @@ TEST_F(GuardTest, WorksWithAnyBodyAndFieldsType) {
   EXPECT_EQ(call(g, std::move(again)).status, 429u);
 }
 
+// A blocked HEAD gets the block's status and headers without a body (a keep-alive client would
+// read the body as its next response).
+TEST_F(GuardTest, ABlockedHeadRequestHasNoBody) {
+  auto& eng = make_engine({.flow = {{.resource = "<unmatched>", .count = 0}}});
+  auto g = guard(eng, options_, counting_handler{});
+  request head{http::verb::head, "/hello", 11};
+  const parsed r = call(g, std::move(head));
+  EXPECT_EQ(r.status, 429u);
+  EXPECT_EQ(r.header("Retry-After"), "1");
+  EXPECT_EQ(r.body, "");
+  EXPECT_EQ(r.header("Content-Length"), "0");
+}
+
 TEST_F(GuardTest, FlowBlockAnswers429WithRetryAfterAndJson) {
   auto& eng = make_engine({.flow = {{.resource = "GET:/hello", .count = 1}}});
   counting_handler h;

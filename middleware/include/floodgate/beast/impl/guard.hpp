@@ -76,7 +76,7 @@ auto guarded_handler<Handler, Executor>::operator()(http::request<Body, Fields> 
                                  ? quota_status{}
                                  : engine_->quota(ctx, e);
   if (e.blocked()) {
-    co_return blocked(e, resource, version, keep_alive, quota);
+    co_return blocked(e, resource, version, keep_alive, quota, req.method() == http::verb::head);
   }
   if (e.wait() > std::chrono::nanoseconds::zero()) {
     // Throttled: wait without holding the thread. Cancellation throws; the entry still exits.
@@ -113,9 +113,13 @@ auto guarded_handler<Handler, Executor>::operator()(http::request<Body, Fields> 
 template <class Handler, class Executor>
 http::message_generator guarded_handler<Handler, Executor>::blocked(
     const entry& e, std::string_view resource, unsigned version, bool keep_alive,
-    const quota_status& quota) const {
+    const quota_status& quota, bool head) const {
   auto res = make_blocked_response(e.block(), resource, version, keep_alive);
   set_rate_limit_headers(res, options_.rate_limit_headers, quota);
+  if (head) {  // the same header, no body (a keep-alive client would read it as a response)
+    res.body().clear();
+    res.content_length(0);
+  }
   return http::message_generator{std::move(res)};
 }
 
