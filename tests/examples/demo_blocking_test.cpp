@@ -162,8 +162,15 @@ TEST_F(DemoTest, ThrottledRequestsAreHeldWhileTheServerKeepsServing) {
         {"--threads", "1"});
   std::vector<std::pair<http_response, clock_type::time_point>> rs;
   std::thread burst([&] { rs = concurrently(demo_->port(), "/hello", 4); });
-  // Ask while the burst is held back (throttled entries count as in flight): 750 ms of queue.
-  ASSERT_TRUE(eventually([&] { return inflight("GET:/hello") >= 2; }, 5s));
+  // Ask once the burst's first request has passed: the other three are held back (750 ms of
+  // queue). A throttled request is not counted as passed or in flight until its wait ends.
+  ASSERT_TRUE(eventually(
+      [&] {
+        return sample(metrics(), "floodgate_requests_total",
+                      {{"resource", "GET:/hello"}, {"result", "passed"}})
+                   .value_or(0) >= 1;
+      },
+      5s));
   const http_response other = get("/users/1");
   const auto other_done = clock_type::now();
   burst.join();
