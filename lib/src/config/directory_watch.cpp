@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 
 namespace floodgate::config::detail {
@@ -45,8 +46,8 @@ bool directory_watch::watch(const std::vector<target>& targets) {
     if (wd >= 0) {
       next[wd].insert(t.name);
       directories[wd] = t.directory;
-    } else {
-      all = false;
+    } else if (errno == ENOENT) {
+      all = false;  // missing now (not refused: EACCES or the watch limit would stay so)
     }
   }
   for (const auto& [wd, names] : names_by_watch_) {
@@ -142,11 +143,9 @@ void directory_watch::read() {
         const bool still_writing = writing_;
         lock.unlock();
         if (!open) return;
-        if (changed && callback) {
-          callback();
-        } else if (written && still_writing && on_write) {
-          on_write();
-        }
+        if (changed && callback) callback();
+        // A write under way at the end of the batch (maybe after another one's close).
+        if (written && still_writing && on_write) on_write();
       });
 }
 

@@ -44,7 +44,7 @@ class directory_watch {
 
   /** Makes the watch set exactly `targets` (re-adding watches lost when a directory was
       replaced). Directories that cannot be watched now are retried on the next call. Returns
-      true when every target's directory is watched. */
+      false when a target's directory does not exist (deleted, not yet created again). */
   bool watch(const std::vector<target>& targets);
 
   /** True while a watched name is being written in place: it was modified (or created as a

@@ -128,7 +128,10 @@ struct rule_file_watcher::impl : std::enable_shared_from_this<impl> {
     std::error_code ec;
     const fs::path resolved = fs::canonical(given, ec);
     if (!ec) targets.push_back(target_of(resolved));
-    watching_all = watch.watch(targets);
+    // A symlink whose target's directory is gone is a missing directory too.
+    std::error_code link_ec;
+    const bool dangling = ec && fs::is_symlink(given, link_ec);
+    watching_all = watch.watch(targets) && !dangling;
   }
 
   /// A file event: (re)start the debounce, bounded so a stream of events still reloads.
