@@ -175,11 +175,6 @@ class redis_cluster::impl {
     ping_quiet_rules();
   }
 
-  /** A rule whose Redis node answered nothing for liveness_ms (it waits for a full window to
-      free, up to a second) gets a PING to that node, so that a node gone is noticed within a
-      second (SPEC §10: half a second plus timeoutMs), not only at the next heartbeat or lease
-      request. One PING serves every rule of a standalone Redis; in a Redis Cluster each rule's
-      master is asked. */
   /// Redis answered for rule `r` (null: for the namespace's key, the heartbeat's): a standalone
   /// Redis answers for every rule; a Redis Cluster node for the rules whose key it holds.
   void answered(tracked_rule* r) {
@@ -191,6 +186,11 @@ class redis_cluster::impl {
     }
   }
 
+  /** A rule whose Redis node answered nothing for liveness_ms (it waits for a full window to
+      free, up to a second) gets a PING to that node, so that a node gone is noticed within a
+      second (SPEC §10: half a second plus timeoutMs), not only at the next heartbeat or lease
+      request. One PING serves every rule of a standalone Redis; in a Redis Cluster each rule's
+      master is asked. */
   void ping_quiet_rules() {
     const std::int64_t now = now_ms();
     bool answered = false;

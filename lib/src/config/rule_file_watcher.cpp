@@ -7,6 +7,7 @@
 #include <boost/asio/strand.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <functional>
 #include <mutex>
@@ -34,13 +35,17 @@ class watcher_timer {
       return;
     }
     asio_.expires_after(delay);
-    asio_.async_wait([fire = std::move(fire)](boost::system::error_code ec) {
-      if (!ec) fire();  // not restarted or stopped
+    // A completion already queued when the timer is restarted runs with success: the
+    // generation tells it apart (the owner's `fire` keeps this object alive).
+    const std::uint64_t generation = generation_.fetch_add(1) + 1;
+    asio_.async_wait([this, generation, fire = std::move(fire)](boost::system::error_code ec) {
+      if (!ec && generation == generation_.load()) fire();  // not restarted or stopped
     });
   }
 
   void cancel() {
     if (queue_ == nullptr) {
+      generation_.fetch_add(1);
       asio_.cancel();
     } else if (handle_ != 0) {
       queue_->cancel(std::exchange(handle_, 0));
@@ -51,6 +56,7 @@ class watcher_timer {
   asio::steady_timer asio_;
   timer_queue* queue_;
   timer_queue::handle handle_ = 0;
+  std::atomic<std::uint64_t> generation_{0};
 };
 
 }  // namespace
@@ -128,9 +134,17 @@ struct rule_file_watcher::impl : std::enable_shared_from_this<impl> {
     std::error_code ec;
     const fs::path resolved = fs::canonical(given, ec);
     if (!ec) targets.push_back(target_of(resolved));
-    // A symlink whose target's directory is gone is a missing directory too.
-    std::error_code link_ec;
-    const bool dangling = ec && fs::is_symlink(given, link_ec);
+    // A symlink whose target's directory is gone is a missing directory too (not a target file
+    // missing from a directory that exists, nor a loop or a refusal: those stay as they are).
+    bool dangling = false;
+    if (ec == std::errc::no_such_file_or_directory) {
+      std::error_code link_ec;
+      fs::path pointed = fs::read_symlink(given, link_ec);
+      if (!link_ec) {
+        if (pointed.is_relative()) pointed = given.parent_path() / pointed;
+        dangling = !fs::exists(pointed.parent_path(), link_ec) && !link_ec;
+      }
+    }
     watching_all = watch.watch(targets) && !dangling;
   }
 

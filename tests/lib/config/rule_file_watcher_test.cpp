@@ -268,6 +268,28 @@ TEST_F(RuleFileWatcher, AWriterThatNeverClosesIsReadOnceItHasBeenQuietFor800Ms) 
   std::fclose(f);
 }
 
+// The same through a symlink whose target's directory was deleted: the link's own directory is
+// watched, but the target's is missing, and only the poll can find it again.
+TEST_F(RuleFileWatcher, ASymlinkIntoARecreatedDirectoryIsReadAgainWithinAFifthOfASecond) {
+  fs::create_directory(dir_.path() / "real");
+  dir_.write("real/rules.yaml", rules_with_count(1));
+  fs::create_directory(dir_.path() / "conf");
+  fs::create_symlink(dir_.path() / "real/rules.yaml", dir_.path() / "conf/rules.yaml");
+  rule_file_watcher watcher(io_.get_executor(), eng_, dir_.file("conf/rules.yaml"),
+                            manual_timing(2000ms));
+  ASSERT_TRUE(watcher.start().ok());
+  const std::uint64_t before = timers_.scheduled();
+  fs::remove_all(dir_.path() / "real");
+  ASSERT_TRUE(run_until([&] { return timers_.scheduled() > before; }));
+  advance(50ms);  // the debounce: the file is gone
+  ASSERT_EQ(watcher.status().failures, 1u);
+  advance(200ms);
+  fs::create_directory(dir_.path() / "real");
+  dir_.write("real/rules.yaml", rules_with_count(2));
+  advance(200ms);
+  EXPECT_EQ(count_in_force(), 2);
+}
+
 // A partial write that is invalid is rejected when its writer closes the file, and the next
 // complete write loads.
 TEST_F(RuleFileWatcher, PartialWriteIsRejectedAndItsCompletionLoads) {
