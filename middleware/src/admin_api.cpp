@@ -109,11 +109,15 @@ http::response<http::string_body> admin_api::handle(http::verb method, std::stri
                      (path == "/floodgate/reload" && options_.watcher != nullptr) ||
                      (path == "/floodgate/cluster" && options_.cluster) ||
                      (path == "/metrics" && options_.metrics != nullptr);
-  if (method == http::verb::head) {
-    // GET only; and a response to HEAD has no body (one would be read as the next response).
+  const auto method_not_allowed = [&] {
     auto res = make_error_response(http::status::method_not_allowed, "method not allowed",
                                    version, keep_alive);
     res.set(http::field::allow, "GET");
+    return res;
+  };
+  if (method == http::verb::head) {
+    // GET only; and a response to HEAD has no body (one would be read as the next response).
+    auto res = method_not_allowed();
     res.body().clear();
     res.content_length(0);
     return res;
@@ -122,10 +126,7 @@ http::response<http::string_body> admin_api::handle(http::verb method, std::stri
     return make_error_response(http::status::not_found, "not found", version, keep_alive);
   }
   if (method != http::verb::get) {
-    auto res = make_error_response(http::status::method_not_allowed, "method not allowed",
-                                   version, keep_alive);
-    res.set(http::field::allow, "GET");
-    return res;
+    return method_not_allowed();
   }
   if (path == "/") {
     return page_response(version, keep_alive);

@@ -37,24 +37,22 @@ bool directory_watch::watch(const std::vector<target>& targets) {
   std::lock_guard lock(mutex_);
   if (!descriptor_.is_open()) return false;
   const int fd = descriptor_.native_handle();
-  std::map<int, std::set<std::string>> next;
-  std::map<int, std::string> directories;
+  std::map<int, watched> next;
   bool all = true;
   for (const target& t : targets) {
     // The same directory (inode) twice yields the same wd; the names merge.
     const int wd = ::inotify_add_watch(fd, t.directory.c_str(), watch_mask);
     if (wd >= 0) {
-      next[wd].insert(t.name);
-      directories[wd] = t.directory;
+      next[wd].directory = t.directory;
+      next[wd].names.insert(t.name);
     } else if (errno == ENOENT) {
       all = false;  // missing now (not refused: EACCES or the watch limit would stay so)
     }
   }
-  for (const auto& [wd, names] : names_by_watch_) {
+  for (const auto& [wd, w] : watches_) {
     if (!next.contains(wd)) ::inotify_rm_watch(fd, wd);
   }
-  names_by_watch_ = std::move(next);
-  directory_by_watch_ = std::move(directories);
+  watches_ = std::move(next);
   return all;
 }
 
@@ -70,10 +68,11 @@ bool directory_watch::completes_write(std::uint32_t mask, int wd, std::string_vi
   }
   if ((mask & IN_CREATE) != 0 && (mask & IN_ISDIR) == 0 && !name.empty()) {
     // A regular file is written next and closed (reported then); a symlink is complete.
-    const auto dir = directory_by_watch_.find(wd);
+    const auto w = watches_.find(wd);
     struct stat st {};
-    if (dir != directory_by_watch_.end() &&
-        ::lstat((dir->second + "/" + std::string(name)).c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+    if (w != watches_.end() &&
+        ::lstat((w->second.directory + "/" + std::string(name)).c_str(), &st) == 0 &&
+        S_ISREG(st.st_mode)) {
       writing_ = true;
       return false;
     }
@@ -100,14 +99,14 @@ void directory_watch::close() {
   on_write_ = nullptr;
   boost::system::error_code ignored;
   descriptor_.close(ignored);
-  names_by_watch_.clear();
+  watches_.clear();
 }
 
 bool directory_watch::relevant(int wd, std::uint32_t mask, std::string_view name) const {
   if ((mask & (IN_Q_OVERFLOW | IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)) != 0) return true;
   if (name.empty() || name.starts_with("..")) return true;
-  const auto it = names_by_watch_.find(wd);
-  return it != names_by_watch_.end() && it->second.contains(std::string(name));
+  const auto it = watches_.find(wd);
+  return it != watches_.end() && it->second.names.contains(std::string(name));
 }
 
 void directory_watch::read() {
@@ -132,10 +131,7 @@ void directory_watch::read() {
               written = true;
             }
           }
-          if ((event.mask & IN_IGNORED) != 0) {
-            names_by_watch_.erase(event.wd);
-            directory_by_watch_.erase(event.wd);
-          }
+          if ((event.mask & IN_IGNORED) != 0) watches_.erase(event.wd);
           at += sizeof event + event.len;
         }
         if (descriptor_.is_open()) read();

@@ -72,8 +72,12 @@ class directory_watch {
   boost::asio::posix::stream_descriptor descriptor_;
   std::function<void()> on_change_;
   std::function<void()> on_write_;
-  std::map<int, std::set<std::string>> names_by_watch_;  // wd → names that matter in it
-  std::map<int, std::string> directory_by_watch_;        // wd → its directory (for lstat)
+  /// One inotify watch: its directory (for lstat) and the names that matter in it.
+  struct watched {
+    std::string directory;
+    std::set<std::string> names;
+  };
+  std::map<int, watched> watches_;  // by watch descriptor
   bool writing_ = false;
   alignas(8) std::array<char, 16 * 1024> buffer_{};
 };

@@ -69,6 +69,21 @@ class RuleFileWatcher : public ::testing::Test {
     return run_until([&] { return timers_.scheduled() > before; });
   }
 
+  /** Deletes `directory` (the rules' or its symlink target's) and runs the debounce of its
+      events: the file is gone (one failure, the rules kept). Then, a poll later, creates it
+      again with a rule of count 2, and lets a fifth of a second pass. */
+  void delete_then_recreate(const rule_file_watcher& watcher, const std::string& directory) {
+    const std::uint64_t before = timers_.scheduled();
+    fs::remove_all(dir_.path() / directory);
+    ASSERT_TRUE(run_until([&] { return timers_.scheduled() > before; }));
+    advance(50ms);  // the debounce: the file is gone
+    ASSERT_EQ(watcher.status().failures, 1u);
+    advance(200ms);  // a poll while the directory is missing: it keeps looking
+    fs::create_directory(dir_.path() / directory);
+    dir_.write(directory + "/rules.yaml", rules_with_count(2));
+    advance(200ms);
+  }
+
   /// Moves the manual clock by `d` and runs the timers that came due.
   void advance(std::chrono::nanoseconds d) {
     time_.advance_ns(d.count());
@@ -278,15 +293,7 @@ TEST_F(RuleFileWatcher, ASymlinkIntoARecreatedDirectoryIsReadAgainWithinAFifthOf
   rule_file_watcher watcher(io_.get_executor(), eng_, dir_.file("conf/rules.yaml"),
                             manual_timing(2000ms));
   ASSERT_TRUE(watcher.start().ok());
-  const std::uint64_t before = timers_.scheduled();
-  fs::remove_all(dir_.path() / "real");
-  ASSERT_TRUE(run_until([&] { return timers_.scheduled() > before; }));
-  advance(50ms);  // the debounce: the file is gone
-  ASSERT_EQ(watcher.status().failures, 1u);
-  advance(200ms);
-  fs::create_directory(dir_.path() / "real");
-  dir_.write("real/rules.yaml", rules_with_count(2));
-  advance(200ms);
+  delete_then_recreate(watcher, "real");
   EXPECT_EQ(count_in_force(), 2);
 }
 
@@ -315,15 +322,7 @@ TEST_F(RuleFileWatcher, ARecreatedDirectoryIsWatchedAgainWithinAFifthOfASecond) 
   const std::string path = dir_.write("conf/rules.yaml", rules_with_count(1));
   rule_file_watcher watcher(io_.get_executor(), eng_, path, manual_timing(2000ms));
   ASSERT_TRUE(watcher.start().ok());
-  const std::uint64_t before = timers_.scheduled();
-  fs::remove_all(dir_.path() / "conf");
-  ASSERT_TRUE(run_until([&] { return timers_.scheduled() > before; }));
-  advance(50ms);  // the debounce: the file is gone
-  ASSERT_EQ(watcher.status().failures, 1u);
-  advance(200ms);  // a poll while the directory is missing: it keeps looking
-  fs::create_directory(dir_.path() / "conf");
-  dir_.write("conf/rules.yaml", rules_with_count(2));
-  advance(200ms);
+  delete_then_recreate(watcher, "conf");
   EXPECT_EQ(count_in_force(), 2);
 }
 
