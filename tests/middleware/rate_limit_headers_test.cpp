@@ -225,6 +225,24 @@ TEST(RateLimitHeaders, TheStrictestRuleForTheCallerIsReported) {
   EXPECT_TRUE(all_digits(caller.header("x-ratelimit-reset")));
 }
 
+TEST(RateLimitHeaders, AThrottledRequestCountsItselfInTheRemainingQuota) {
+  // The reject rule's window; the throttling rule holds every request after the first back 1 ms
+  // (the manual clock stands still, so each waits a little longer than the one before).
+  served s{{.flow = {{.resource = "GET:/hello", .count = 10},
+                     {.resource = "GET:/hello",
+                      .count = 1000,
+                      .behavior = control_behavior::throttling,
+                      .max_queueing_time_ms = 500}}},
+           rate_limit_header_style::draft03};
+  test::http_connection c{s.port()};
+  for (int remaining : {9, 8, 7}) {
+    const test::http_response r = c.get("/hello");
+    ASSERT_EQ(r.status, 200u);
+    EXPECT_EQ(r.header("x-ratelimit-limit"), "10, 10;w=1");
+    EXPECT_EQ(r.header("x-ratelimit-remaining"), std::to_string(remaining));
+  }
+}
+
 TEST(RateLimitHeaders, NoQpsRuleNoFields) {
   served s{{.flow = {{.resource = "GET:/other", .count = 1}}}, rate_limit_header_style::ietf};
   test::http_connection c{s.port()};

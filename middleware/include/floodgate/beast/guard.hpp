@@ -95,6 +95,8 @@ class guarded_handler {
   template <class Body, class Fields>
   entry enter(context& ctx, const http::request<Body, Fields>& req, const request_info& info,
               const route_match& match, std::string_view resource, std::string_view origin);
+  /// The quota for the rate-limit fields; nothing when they are off.
+  quota_status quota_of(const context& ctx, const entry& e) const noexcept;
   template <class Result>
   http::message_generator finish(entry& e, Result&& res, const quota_status& quota) const;
   // The answers made without suspending, out of the coroutine: what a coroutine's body holds

@@ -72,11 +72,9 @@ auto guarded_handler<Handler, Executor>::operator()(http::request<Body, Fields> 
   // Declared in this order so the entry exits (destructor) before its context goes.
   floodgate::context ctx{*engine_, entrance_.get(*engine_, options_.context_name), origin};
   entry e = enter(ctx, req, info, match, resource, origin);
-  const quota_status quota = options_.rate_limit_headers == rate_limit_header_style::off
-                                 ? quota_status{}
-                                 : engine_->quota(ctx, e);
   if (e.blocked()) {
-    co_return blocked(e, resource, version, keep_alive, quota, req.method() == http::verb::head);
+    co_return blocked(e, resource, version, keep_alive, quota_of(ctx, e),
+                      req.method() == http::verb::head);
   }
   if (e.wait() > std::chrono::nanoseconds::zero()) {
     // Throttled: wait without holding the thread. Cancellation throws; the entry still exits.
@@ -87,6 +85,7 @@ auto guarded_handler<Handler, Executor>::operator()(http::request<Body, Fields> 
     }
     e.proceed();  // counted as passed and in flight from now, as Sentinel counts after its sleep
   }
+  const quota_status quota = quota_of(ctx, e);  // after proceed(): the window holds this pass
 
   request_scope scope{&ctx, resource, match, origin};
   std::exception_ptr failure;
@@ -121,6 +120,13 @@ http::message_generator guarded_handler<Handler, Executor>::blocked(
     res.content_length(0);
   }
   return http::message_generator{std::move(res)};
+}
+
+template <class Handler, class Executor>
+quota_status guarded_handler<Handler, Executor>::quota_of(const context& ctx,
+                                                          const entry& e) const noexcept {
+  return options_.rate_limit_headers == rate_limit_header_style::off ? quota_status{}
+                                                                     : engine_->quota(ctx, e);
 }
 
 template <class Handler, class Executor>
