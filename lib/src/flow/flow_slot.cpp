@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cctype>
 
 namespace floodgate {
 
@@ -97,7 +98,8 @@ std::unique_ptr<resource_flow_rules> resource_flow_rules::build(
   auto p = std::make_unique<impl>();
   p->rules.reserve(rules.size());
   for (auto& ir : rules) {
-    if (ir.rule.limit_app.empty()) {
+    if (std::all_of(ir.rule.limit_app.begin(), ir.rule.limit_app.end(),
+                    [](unsigned char c) { return std::isspace(c) != 0; })) {
       ir.rule.limit_app = "default";  // Sentinel: a blank limitApp means default
     }
     // Equal rules would count every pass twice; Sentinel's rule map drops them too.

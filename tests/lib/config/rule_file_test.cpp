@@ -201,6 +201,14 @@ TEST(RuleFile, NullMeansNotGiven) {
   // (RuleFileRejects.LastSectionWithNoValue).
 }
 
+TEST(RuleFile, ABlankFlowLimitAppMeansDefaultAsInSentinel) {
+  const rule_set r = parse_ok(
+      "flow:\n  - {resource: a, count: 1, limitApp: ''}\n  - {resource: b, count: 1, limitApp: '  '}\n");
+  ASSERT_EQ(r.flow.size(), 2u);
+  EXPECT_EQ(r.flow[0].limit_app, "default");
+  EXPECT_EQ(r.flow[1].limit_app, "default");
+}
+
 TEST(RuleFile, AnEmptyMappingOrAnEmptySectionSaysNoRules) {
   EXPECT_EQ(read_ok(data_dir + "no_rules.yaml"), rule_set{});
   EXPECT_EQ(read_ok(data_dir + "empty_flow.yaml"), rule_set{});

@@ -60,6 +60,13 @@ TEST_F(FlowSlot, RulesForASpecificOriginAreCheckedBeforeDefault) {
   EXPECT_EQ(e.block().rule_index, 1);
 }
 
+TEST_F(FlowSlot, ABlankLimitAppLimitsEveryCallerAsDefaultDoes) {
+  load({qps(0, "  ")});  // Sentinel's rule manager reads a blank limitApp as default
+  context app_a{eng, "ctx", "appA"};
+  EXPECT_TRUE(eng.enter(app_a, "res").blocked());
+  EXPECT_TRUE(eng.enter(ctx, "res").blocked());
+}
+
 TEST_F(FlowSlot, EveryApplicableRuleMustPass) {
   load({qps(5), qps(1, "appA")});
   context app_a{eng, "ctx", "appA"};
