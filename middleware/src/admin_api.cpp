@@ -5,6 +5,7 @@
 #include <floodgate/beast/route_table.hpp>
 #include <floodgate/config/rule_file.hpp>
 #include <floodgate/config/rule_file_watcher.hpp>
+#include <floodgate/rules/cluster_config.hpp>
 
 #include "admin_json.hpp"
 #include "dashboard_page.hpp"
@@ -223,11 +224,7 @@ http::response<http::string_body> admin_api::handle(http::verb method, std::stri
     if (rules.cluster) {
       // Redis passwords stay out of the API: `redis://user:***@host`.
       for (std::string& url : rules.cluster->redis) {
-        const auto at = url.rfind('@');
-        const auto colon = url.find(':', std::string_view("redis://").size());
-        if (at != std::string::npos && colon != std::string::npos && colon < at) {
-          url.replace(colon + 1, at - colon - 1, "***");
-        }
+        url = without_password(url);
       }
     }
     return json_response(http::status::ok, config::to_json(rules), version,

@@ -1,5 +1,6 @@
 // The adapter's state as the JSON of admin `GET /floodgate/cluster`.
 #include <floodgate/cluster/redis_cluster.hpp>
+#include <floodgate/rules/cluster_config.hpp>
 
 #include <cstdio>
 
@@ -34,18 +35,12 @@ std::string number(double v) {
   return buf;
 }
 
-/// Endpoints without their credentials.
-std::string redacted(const std::string& url) {
-  const auto at = url.rfind('@');
-  return at == std::string::npos ? url : "redis://***@" + url.substr(at + 1);
-}
-
 }  // namespace
 
 std::string status_json(const redis_cluster_status& s) {
   std::string out = "{\"endpoints\":[";
   for (std::size_t i = 0; i < s.endpoints.size(); ++i) {
-    out += (i ? "," : "") + quoted(redacted(s.endpoints[i]));
+    out += (i ? "," : "") + quoted(without_password(s.endpoints[i]));
   }
   out += "],\"redisCluster\":" + std::string(s.redis_cluster ? "true" : "false") +
          ",\"state\":" + quoted(s.state) + ",\"lastError\":" + quoted(s.last_error) +

@@ -123,15 +123,18 @@ fields fields_of(const flow_rule& r, const format& f) {
 
 /// The `cluster:` section: one mapping, written after the rule sections.
 void write_cluster(std::string& out, const format& f, const cluster_config& c) {
-  std::string redis = "[";
-  for (const std::string& url : c.redis) {
-    if (redis.size() > 1) redis += ", ";
-    redis += format::string(url);
+  fields config;
+  if (!c.redis.empty()) {  // none: the process's default endpoint, as when the file names none
+    std::string redis = "[";
+    for (const std::string& url : c.redis) {
+      if (redis.size() > 1) redis += ", ";
+      redis += format::string(url);
+    }
+    config.emplace_back("redis", redis + "]");
   }
-  redis += "]";
-  const std::string body = f.inline_map({{"redis", redis},
-                                         {"namespace", format::string(c.name_space)},
-                                         {"timeoutMs", format::number(c.timeout_ms)}});
+  config.emplace_back("namespace", format::string(c.name_space));
+  config.emplace_back("timeoutMs", format::number(c.timeout_ms));
+  const std::string body = f.inline_map(config);
   out += f.json ? "  " + f.key("cluster") + ": " + body + "\n" : "cluster: " + body + "\n";
 }
 

@@ -74,6 +74,20 @@ bool read_tls_parameters(std::string_view query, redis_endpoint& e, std::string&
 
 }  // namespace
 
+std::string without_password(std::string_view url) {
+  const auto start = url.find("://");
+  const std::size_t from = start == std::string_view::npos ? 0 : start + 3;
+  const auto at = url.rfind('@');  // as parse_redis_url splits the credentials
+  if (at == std::string_view::npos || at < from) {
+    return std::string(url);
+  }
+  const auto colon = url.find(':', from);
+  if (colon == std::string_view::npos || colon > at || colon + 1 == at) {
+    return std::string(url);  // a user alone, or an empty password
+  }
+  return std::string(url.substr(0, colon + 1)) + "***" + std::string(url.substr(at));
+}
+
 std::optional<redis_endpoint> parse_redis_url(std::string_view url, std::string& error) {
   redis_endpoint e;
   std::string_view rest;

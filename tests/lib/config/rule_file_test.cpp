@@ -243,6 +243,23 @@ TEST(RuleFile, YamlAndJsonOutputReadBackToEqualRules) {
   EXPECT_EQ(parse_ok(to_json(rule_set{})), rule_set{});
 }
 
+TEST(RuleFile, AClusterSectionThatNamesNoRedisReadsBackAsWritten) {
+  // No URL: the process's default endpoint (the demo's --redis).
+  const rule_set r{.cluster = cluster_config{.name_space = "checkout"}};
+  for (const std::string& text : {to_yaml(r), to_json(r)}) {
+    SCOPED_TRACE(text);
+    EXPECT_EQ(parse_ok(text), r);
+  }
+}
+
+TEST(ClusterConfig, WithoutPasswordHidesOnlyThePassword) {
+  EXPECT_EQ(without_password("redis://user:secret@host:6379/2"), "redis://user:***@host:6379/2");
+  EXPECT_EQ(without_password("rediss://:p@ss@host?ssl_ca_certs=/ca.pem"),
+            "rediss://:***@host?ssl_ca_certs=/ca.pem");
+  EXPECT_EQ(without_password("redis://host:6379"), "redis://host:6379");
+  EXPECT_EQ(without_password("redis://user:@host"), "redis://user:@host");  // nothing to hide
+}
+
 TEST(RuleFile, JsonOutputUsesTheFileSchemaWithEnumNames) {
   rule_set r;
   r.flow = {{.resource = "GET:/hello", .count = 100}};

@@ -48,6 +48,10 @@ struct redis_endpoint {
     nothing and sets `error`. */
 std::optional<redis_endpoint> parse_redis_url(std::string_view url, std::string& error);
 
+/** The URL with its password, if any, written `***` (`rediss://user:***@host:6380`): what the
+    admin API shows. Scheme, user, host and parameters stay as written. */
+std::string without_password(std::string_view url);
+
 /// Checks `config`, appending problems with paths under `cluster`.
 void validate(const cluster_config& config, std::vector<rule_error>& errors);
 
