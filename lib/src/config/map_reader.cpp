@@ -69,11 +69,11 @@ map_reader::map_reader(document_reader& doc, const YAML::Node& map, node_path pa
     }
     if (const field* first = find(spec->name)) {
       const std::string message = first->spelled == spelled
-                                      ? "duplicate key \"" + name + "\" (first at line " +
+                                      ? "duplicate key \"" + abbreviate(name) + "\" (first at line " +
                                             std::to_string(first->key_at.line) + ")"
                                       : "duplicate key: \"" + std::string(spelled) + "\" and \"" +
                                             std::string(first->spelled) + "\" are the same field";
-      doc_.error(key_at, path_.key(name, name).actual, message);
+      doc_.error(key_at, path_.key(abbreviate(name), abbreviate(name)).actual, message);
       continue;
     }
     fields_.push_back(field{spec, spelled, it->second, key_at});
@@ -194,11 +194,35 @@ bool map_reader::plain(const YAML::Node& node) { return node.IsScalar() && node.
 
 std::string map_reader::abbreviate(std::string_view text) {
   constexpr std::size_t max = 60;
-  if (text.size() <= max) return std::string(text);
-  // Cut on a UTF-8 character boundary.
-  std::size_t cut = max;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-  return std::string(text.substr(0, cut)) + "...";
+  std::size_t cut = text.size();
+  if (text.size() > max) {
+    // Cut on a UTF-8 character boundary.
+    cut = max;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  }
+  std::string out;
+  out.reserve(cut + 3);
+  for (const char c : text.substr(0, cut)) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (u < 0x20 || u == 0x7f) {
+      constexpr char hex[] = "0123456789abcdef";
+      out += "\\x";
+      out += hex[u >> 4];
+      out += hex[u & 0xf];
+    } else {
+      out += c;
+    }
+  }
+  return cut < text.size() ? out + "..." : out;
 }
 
 bool map_reader::equals_ignoring_case(std::string_view a, std::string_view b) {

@@ -93,7 +93,9 @@ class map_reader {
 
   /// Whether `node` is an untagged plain scalar (numbers and booleans must be).
   static bool plain(const YAML::Node& node);
-  /// `text` cut to a readable length for messages.
+  /** `text` as a message quotes it: cut to a readable length, with `"`, `\` and control
+      characters escaped (`\n`, `\x1b`), so a key or value from the file can neither end the
+      quotes nor start a line of its own in the error output. */
   static std::string abbreviate(std::string_view text);
 
  private:

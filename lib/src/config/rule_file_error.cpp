@@ -1,11 +1,37 @@
 #include <floodgate/config/rule_file.hpp>
 
+#include <string>
+#include <string_view>
+
 namespace floodgate::config {
+
+namespace {
+
+/// `text` with control characters written `\xHH`: one error is one line, whatever the file held.
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      constexpr char hex[] = "0123456789abcdef";
+      out += "\\x";
+      out += hex[u >> 4];
+      out += hex[u & 0xf];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 std::string rule_file_error::to_string() const {
   // Every error has the SPEC's four parts; one about the file as a whole has `(file)` as path.
-  return file + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " +
-         (path.empty() ? std::string(file_level_path) : path) + ": " + message;
+  return printable(file) + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " +
+         printable(path.empty() ? std::string(file_level_path) : path) + ": " +
+         printable(message);
 }
 
 std::string parse_result::error_text() const {

@@ -279,6 +279,22 @@ TEST(RuleFile, ErrorsPrintAsFileLineColumnPathMessage) {
   EXPECT_EQ(unreadable.to_string(), "rules.yaml:1:1: (file): cannot open: x");
 }
 
+TEST(RuleFile, TextFromTheFileCannotForgeAnErrorLineOrEndItsQuotes) {
+  // A key holding a newline and a terminal escape, a value holding a quote.
+  const parse_result r = parse_rules(
+      "flow:\n  - {resource: a, count: 1, \"x\\ntest.yaml:1:1: flow[9].count: fake\\u001b[31m\": 1}\n"
+      "  - {resource: a, count: 1, grade: 'q\"p'}\n",
+      "test.yaml");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error_text(),
+            "test.yaml:2:29: flow[0].x\\ntest.yaml:1:1: flow[9].count: fake\\x1b[31m: unknown key "
+            "\"x\\ntest.yaml:1:1: flow[9].count: fake\\x1b[31m\"\n"
+            "test.yaml:3:36: flow[1].grade: unknown value \"q\\\"p\"; expected qps (1) | "
+            "concurrency (0)\n");
+  const rule_file_error raw{"a\nb.yaml", 1, 1, "p\x7f", "m\r"};
+  EXPECT_EQ(raw.to_string(), "a\\x0ab.yaml:1:1: p\\x7f: m\\x0d");
+}
+
 TEST(RuleFile, ReportsEveryErrorOfTheFileInFileOrder) {
   const parse_result r = parse_rules(R"(flow:
   - resource: a
