@@ -570,7 +570,7 @@ std::vector<hot_key> engine::hot_keys(std::string_view resource) const {
     detail::for_each_tracker(*r, [&](const detail::tracked_parameter& p) {
       auto last = p.tracker.last();
       for (auto& c : last.top) {
-        const bool hot = static_cast<double>(c.count) > p.tracker.threshold();
+        const bool hot = p.tracker.above_threshold(c.guaranteed());
         out.push_back({p.rule, p.param, std::move(c.text), c.count, hot});
       }
     });

@@ -20,7 +20,8 @@ void hot_key_tracker::refresh(std::int64_t now_ms, std::vector<transition>& chan
   const std::lock_guard lock(mutex_);
   std::unordered_map<value_key, std::string, key_hash> hot;
   for (auto& v : values) {
-    if (!(static_cast<double>(v.count) > threshold_)) break;  // sorted: the rest are colder
+    if (!above_threshold(v.count)) break;  // sorted by count, which bounds what each certainly had
+    if (!above_threshold(v.guaranteed())) continue;
     if (!hot_.contains(v.key)) {
       changed.push_back({v.text, v.count, true});
       ++last_.events;

@@ -20,8 +20,10 @@ namespace floodgate::param_detail {
 std::size_t summary_slots(std::int32_t top) noexcept;
 
 /** Tracks the values of one parameter (of a hotKeys rule, or of a paramFlow rule): counts them
-    on the request path and, on refresh, works out which are hot (counted more than `threshold`
-    times in the window) and which became hot or cold since the last refresh.
+    on the request path and, on refresh, works out which are hot (more than `threshold` requests
+    in the window, judged on the count a value certainly had: a flood of distinct values, each
+    inheriting the count of the one it replaced, makes none of them hot) and which became hot or
+    cold since the last refresh.
 
     @par Thread Safety
     record(), count() and is_hot() are lock-free and never allocate (top_value_window). refresh()
@@ -51,9 +53,14 @@ class hot_key_tracker {
   void record(const value_key& key, std::string_view text, std::int64_t now_ms) noexcept {
     window_.record(key, text, now_ms);
   }
-  /// Whether `text`'s count over the window ending at `now_ms` is above the threshold.
+  /// Whether `text` certainly had more requests than the threshold in the window ending at
+  /// `now_ms` (its count less what it inherited from the value it replaced).
   bool is_hot(std::string_view text, std::int64_t now_ms) const noexcept {
-    return static_cast<double>(window_.count(hasher_(text), now_ms)) > threshold_;
+    return above_threshold(window_.guaranteed_count(hasher_(text), now_ms));
+  }
+  /// Whether a value that certainly had `guaranteed` requests in the window is hot.
+  bool above_threshold(std::uint64_t guaranteed) const noexcept {
+    return static_cast<double>(guaranteed) > threshold_;
   }
   const top_value_window& window() const noexcept { return window_; }
   std::int32_t top() const noexcept { return top_; }

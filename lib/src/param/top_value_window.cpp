@@ -33,6 +33,7 @@ top_value_window::top_value_window(std::int64_t window_ms, std::size_t slots)
       s.key[w].store(empty_key, std::memory_order_relaxed);
       s.check[w].store(0, std::memory_order_relaxed);
       s.count[w].store(0, std::memory_order_relaxed);
+      s.inherited[w].store(0, std::memory_order_relaxed);
       s.generation[w].store(0, std::memory_order_relaxed);
       s.length[w] = 0;
     }
@@ -151,6 +152,7 @@ void top_value_window::insert(std::size_t first, std::size_t second, std::int64_
   std::memcpy(s.text[victim], text.data(), n);
   s.length[victim] = static_cast<std::uint8_t>(n);
   s.count[victim].store(smallest + 1, std::memory_order_relaxed);
+  s.inherited[victim].store(smallest, std::memory_order_relaxed);
   s.key[victim].store(key.lo, std::memory_order_release);
 }
 
@@ -185,9 +187,10 @@ std::uint64_t top_value_window::pending(std::size_t index, std::size_t way, std:
   return total;
 }
 
-std::uint64_t top_value_window::count(const value_key& key, std::int64_t now_ms) const noexcept {
+top_value_window::counts top_value_window::tally(const value_key& key,
+                                                 std::int64_t now_ms) const noexcept {
   const std::int64_t newest = now_ms / bucket_ms_;
-  std::uint64_t total = 0;
+  counts total;
   for (std::int64_t epoch = newest - static_cast<std::int64_t>(bucket_count) + 1; epoch <= newest;
        ++epoch) {
     if (epoch < 0) continue;
@@ -196,7 +199,12 @@ std::uint64_t top_value_window::count(const value_key& key, std::int64_t now_ms)
       if (s.epoch.load(std::memory_order_acquire) != epoch) continue;
       const std::size_t w = way_of(s, key);
       if (w != ways) {
-        total += s.count[w].load(std::memory_order_relaxed) + pending(index, w, epoch, s);
+        // Read apart from the count: a slot just retaken can show the newcomer's epsilon with
+        // less than it, so the error is capped at the count.
+        const std::uint64_t n =
+            s.count[w].load(std::memory_order_relaxed) + pending(index, w, epoch, s);
+        total.count += n;
+        total.error += std::min<std::uint64_t>(s.inherited[w].load(std::memory_order_relaxed), n);
         break;  // a value is in one of its sets
       }
     }
@@ -225,7 +233,10 @@ std::vector<top_value_window::counted> top_value_window::values(std::int64_t now
             c.key = key;
             c.text.assign(s.text[w], s.length[w]);
           }
-          c.count += s.count[w].load(std::memory_order_relaxed) + pending(i, w, epoch, s);
+          const std::uint64_t n =
+              s.count[w].load(std::memory_order_relaxed) + pending(i, w, epoch, s);
+          c.count += n;
+          c.error += std::min<std::uint64_t>(s.inherited[w].load(std::memory_order_relaxed), n);
         }
       }
       unlock(s);

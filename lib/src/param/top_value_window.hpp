@@ -68,11 +68,16 @@ class top_value_window {
   /// Requests a writer shard counts on its own before adding them to the shared set.
   static constexpr std::uint32_t flush_at = 256;
 
-  /// A value and its count over the window, merged over the buckets.
+  /** A value and its count over the window, merged over the buckets. `count` never
+      under-estimates; it over-estimates by at most `error`, the counts the value inherited when
+      it took another's slot (Space-Saving's epsilon): the value had at least `count - error`
+      requests. */
   struct counted {
     value_key key;
     std::string text;
     std::uint64_t count = 0;
+    std::uint64_t error = 0;
+    std::uint64_t guaranteed() const noexcept { return count - error; }
   };
 
   /// `window_ms` >= bucket_count; `slots` per bucket (rounded up to a multiple of ways).
@@ -84,7 +89,13 @@ class top_value_window {
   /// Counts one request for `key` (whose text is `text`) at `now_ms`. Never allocates.
   void record(const value_key& key, std::string_view text, std::int64_t now_ms) noexcept;
   /// The count of `key` over the window ending at `now_ms`; 0 if it is not in the summary.
-  std::uint64_t count(const value_key& key, std::int64_t now_ms) const noexcept;
+  std::uint64_t count(const value_key& key, std::int64_t now_ms) const noexcept {
+    return tally(key, now_ms).count;
+  }
+  /// The requests `key` certainly had in the window (its count less what it inherited).
+  std::uint64_t guaranteed_count(const value_key& key, std::int64_t now_ms) const noexcept {
+    return tally(key, now_ms).guaranteed();
+  }
   /// Every value in the summary with its count over the window, highest first (ties by text).
   std::vector<counted> values(std::int64_t now_ms) const;
 
@@ -96,6 +107,14 @@ class top_value_window {
   std::size_t memory_bytes() const noexcept;
 
  private:
+  /// count() and guaranteed_count(): the key's count and error over the window.
+  struct counts {
+    std::uint64_t count = 0;
+    std::uint64_t error = 0;
+    std::uint64_t guaranteed() const noexcept { return count - error; }
+  };
+  counts tally(const value_key& key, std::int64_t now_ms) const noexcept;
+
   static constexpr std::uint64_t empty_key = 0;
   static constexpr std::uint64_t busy_key = 1;  // being rewritten: matches no value
 
@@ -112,6 +131,9 @@ class top_value_window {
     std::atomic<std::uint64_t> check[ways];            // key.hi
     alignas(64) std::atomic<std::uint32_t> count[ways];
     char text[ways][text_room + 1];  // guarded by locked
+    // The count a slot's value started from (Space-Saving's epsilon): written under locked,
+    // read without it by count().
+    std::atomic<std::uint32_t> inherited[ways];
   };
 
   /// One writer shard's requests not yet added to the sets of one set index (any bucket): per

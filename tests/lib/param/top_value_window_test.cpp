@@ -115,6 +115,34 @@ TEST_P(TopValueWindow, ANewValueInAFullSetInheritsTheSmallestCount) {
   EXPECT_EQ(tiny.count(hasher("v0"), 1000), 0u) << "the smallest was replaced";
   EXPECT_EQ(tiny.count(hasher("new"), 1000), 2u) << "Space-Saving: 1 inherited + its own";
   EXPECT_EQ(tiny.count(hasher("v7"), 1000), 8u);
+  EXPECT_EQ(tiny.guaranteed_count(hasher("new"), 1000), 1u) << "only its own is certain";
+  EXPECT_EQ(tiny.guaranteed_count(hasher("v7"), 1000), 8u);
+  const auto values = tiny.values(1000);
+  const auto it = std::find_if(values.begin(), values.end(),
+                               [](const auto& c) { return c.text == "new"; });
+  ASSERT_NE(it, values.end());
+  EXPECT_EQ(it->count, 2u);
+  EXPECT_EQ(it->error, 1u);
+}
+
+// A scan of distinct values (a crawler, a key sweep): each inherits the count of the value it
+// replaces, so its count grows with the scan, but no value had more than one request and none
+// is hot. A value that really had more than the threshold still is.
+TEST_P(TopValueWindow, AScanOfDistinctValuesMakesNoneOfThemHot) {
+  hot_key_tracker tracker(hasher, 5000, 10, 5);
+  const auto record_in = [&](const std::string& v) { tracker.record(hasher(v), v, 1000); };
+  for (int i = 0; i < 100; ++i) record_in("really-hot");  // more than the scan's ~40 a slot
+  for (int v = 0; v < 20'000; ++v) record_in("scan-" + std::to_string(v));
+  std::vector<hot_key_tracker::transition> changed;
+  tracker.refresh(1000, changed);
+  const auto view = tracker.last();
+  ASSERT_FALSE(view.top.empty());
+  EXPECT_GT(view.top.back().count, 5u) << "the scan's counts are inherited ones";
+  EXPECT_EQ(view.hot_values, 1u);
+  ASSERT_EQ(changed.size(), 1u);
+  EXPECT_EQ(changed[0].value, "really-hot");
+  EXPECT_TRUE(tracker.is_hot("really-hot", 1000));
+  EXPECT_FALSE(tracker.is_hot("scan-19999", 1000));
 }
 
 // Each value has two candidate sets: a bucket half full (256 values in 512 slots) keeps every
