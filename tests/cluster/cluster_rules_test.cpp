@@ -71,6 +71,16 @@ flow:
   EXPECT_NE(e.find("flow[1].clusterMode: needs controlBehavior reject"), std::string::npos) << e;
 }
 
+TEST(ClusterRules, AFallbackCountIsCappedAsACountIs) {
+  const std::string e = errors_of(R"(cluster: {redis: "redis://h"}
+flow:
+  - {resource: a, count: 1, clusterMode: true, clusterConfig: {fallbackCount: 1e300}}
+)");
+  EXPECT_NE(e.find("flow[0].clusterConfig.fallbackCount: must be at most 1e15"),
+            std::string::npos)
+      << e;
+}
+
 TEST(ClusterRules, UnknownKeysAndBadValuesAreRejected) {
   const std::string e = errors_of(R"(cluster: {redis: "http://h", timeoutMs: 0, pool: 3}
 flow:

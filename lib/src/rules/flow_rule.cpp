@@ -35,6 +35,8 @@ void validate_cluster_mode(const flow_rule& rule, const Add& add) {
   }
   if (c.fallback_count && !(*c.fallback_count >= 0)) {
     add("clusterConfig.fallbackCount", "must be >= 0");
+  } else if (c.fallback_count && !(*c.fallback_count <= max_rule_count)) {
+    add("clusterConfig.fallbackCount", "must be at most 1e15, as count");
   }
 }
 
