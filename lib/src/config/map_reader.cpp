@@ -203,24 +203,8 @@ std::string map_reader::abbreviate(std::string_view text) {
   std::string out;
   out.reserve(cut + 3);
   for (const char c : text.substr(0, cut)) {
-    const auto u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else if (u < 0x20 || u == 0x7f) {
-      constexpr char hex[] = "0123456789abcdef";
-      out += "\\x";
-      out += hex[u >> 4];
-      out += hex[u & 0xf];
-    } else {
-      out += c;
-    }
+    if (c == '"' || c == '\\') out += '\\';
+    detail::append_printable(out, c);
   }
   return cut < text.size() ? out + "..." : out;
 }

@@ -1,5 +1,7 @@
 #include <floodgate/config/rule_file.hpp>
 
+#include "config/text_check.hpp"
+
 #include <string>
 #include <string_view>
 
@@ -7,21 +9,11 @@ namespace floodgate::config {
 
 namespace {
 
-/// `text` with control characters written `\xHH`: one error is one line, whatever the file held.
+/// `text` with control characters escaped: one error is one line, whatever the file held.
 std::string printable(std::string_view text) {
   std::string out;
   out.reserve(text.size());
-  for (const char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) {
-      constexpr char hex[] = "0123456789abcdef";
-      out += "\\x";
-      out += hex[u >> 4];
-      out += hex[u & 0xf];
-    } else {
-      out += c;
-    }
-  }
+  for (const char c : text) detail::append_printable(out, c);
   return out;
 }
 

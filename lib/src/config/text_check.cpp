@@ -82,4 +82,22 @@ bool blank_or_comments(std::string_view text) {
   return true;
 }
 
+void append_printable(std::string& out, char c) {
+  const auto u = static_cast<unsigned char>(c);
+  if (c == '\n') {
+    out += "\\n";
+  } else if (c == '\t') {
+    out += "\\t";
+  } else if (c == '\r') {
+    out += "\\r";
+  } else if (u < 0x20 || u == 0x7f) {
+    constexpr char hex[] = "0123456789abcdef";
+    out += "\\x";
+    out += hex[u >> 4];
+    out += hex[u & 0xf];
+  } else {
+    out += c;
+  }
+}
+
 }  // namespace floodgate::config::detail

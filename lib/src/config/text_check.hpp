@@ -24,4 +24,8 @@ bool valid_utf8(std::string_view text);
 /// True when `text` holds nothing but whitespace and comments.
 bool blank_or_comments(std::string_view text);
 
+/// Appends `c` to `out` as a message shows it: a control character escaped (`\n`, `\t`, `\r`,
+/// else `\xHH`), so text from the file never starts a line of its own; anything else as is.
+void append_printable(std::string& out, char c);
+
 }  // namespace floodgate::config::detail

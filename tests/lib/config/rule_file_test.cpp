@@ -292,7 +292,7 @@ TEST(RuleFile, TextFromTheFileCannotForgeAnErrorLineOrEndItsQuotes) {
             "test.yaml:3:36: flow[1].grade: unknown value \"q\\\"p\"; expected qps (1) | "
             "concurrency (0)\n");
   const rule_file_error raw{"a\nb.yaml", 1, 1, "p\x7f", "m\r"};
-  EXPECT_EQ(raw.to_string(), "a\\x0ab.yaml:1:1: p\\x7f: m\\x0d");
+  EXPECT_EQ(raw.to_string(), "a\\nb.yaml:1:1: p\\x7f: m\\r");
 }
 
 TEST(RuleFile, ReportsEveryErrorOfTheFileInFileOrder) {
