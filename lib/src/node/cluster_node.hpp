@@ -239,6 +239,7 @@ class cluster_node : public stat::statistic_node {
   std::atomic<default_node*> last_default_{nullptr};
   std::atomic<std::uint64_t> rules_hint_{0};  // version 0 (the empty rule set): no rules
   std::atomic<origin_node*> origins_{nullptr};
+  std::atomic<std::size_t> origin_count_{0};  // nodes of its own origins (registry_limits)
   std::atomic<origin_node*> overflow_origin_{nullptr};  // owned
   std::atomic<default_node*> overflow_default_{nullptr};  // owned
   resource_totals totals_;

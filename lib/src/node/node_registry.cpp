@@ -247,18 +247,30 @@ origin_node* node_registry::origin(cluster_node& resource, std::string_view orig
   if (origins_.size() >= origins_.cap()) {
     return overflow_origin(resource);  // full: do not allocate a node only to drop it
   }
+  // A place among the resource's own origins, reserved first so racing threads cannot pass
+  // the per-resource cap together; given back unless a node of this origin is made here.
+  if (resource.origin_count_.fetch_add(1, std::memory_order_relaxed) >=
+      limits_.max_origins_per_resource) {
+    resource.origin_count_.fetch_sub(1, std::memory_order_relaxed);
+    return overflow_origin(resource);
+  }
+  const auto give_back = [&] { resource.origin_count_.fetch_sub(1, std::memory_order_relaxed); };
   origin_node* fresh = nullptr;
   try {
     fresh = new origin_node(resource, std::string(origin), h, origin_hash, windows_);
   } catch (...) {
+    give_back();
     return overflow_origin(resource);
   }
   origin_node* n = origins_.insert(h, fresh, eq);
   if (n == nullptr) {
+    give_back();
     return overflow_origin(resource);
   }
   if (n == fresh) {
     resource.push_origin(fresh);
+  } else {
+    give_back();  // another thread made this origin's node first
   }
   return n;
 }

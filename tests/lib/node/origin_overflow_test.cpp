@@ -98,6 +98,33 @@ TEST_F(OriginOverflow, EachResourceHasItsOwnOverflowNode) {
             eng.nodes().find_resource("res2")->overflow_origin());
 }
 
+// Invented origins sent to one resource (a scanner's 404s all land in `<unmatched>`) fill that
+// resource's share of the pairs, not the whole table: callers of other resources keep nodes, and
+// limits, of their own.
+TEST(OriginShare, OneResourceCannotTakeEveryOtherResourcesOrigins) {
+  manual_clock clock;
+  engine eng{engine_options{
+      .limits = {.max_origin_nodes = 8, .max_origins_per_resource = 3}, .time = &clock}};
+  ASSERT_TRUE(eng.load_rules({.flow = {{.resource = "res", .count = 2, .limit_app = "other"}}}));
+  for (int i = 0; i < 100; ++i) {
+    context junk{eng, "ctx", "junk-" + std::to_string(i)};
+    ASSERT_TRUE(eng.enter(junk, "<unmatched>"));
+  }
+  EXPECT_EQ(eng.nodes().overflow().origins.load(), 97u) << "three junk origins have nodes";
+  const auto passes = [&](std::string_view origin) {
+    int n = 0;
+    for (int i = 0; i < 5; ++i) {
+      context ctx{eng, "ctx", origin};
+      n += eng.enter(ctx, "res").passed() ? 1 : 0;
+    }
+    return n;
+  };
+  EXPECT_EQ(passes("alice"), 2);
+  EXPECT_EQ(passes("bob"), 2) << "bob has a node of his own, not alice's overflow quota";
+  EXPECT_EQ(eng.nodes().find_resource("res")->overflow_origin(), nullptr);
+  EXPECT_EQ(eng.nodes().overflow().origins.load(), 97u);
+}
+
 // An unkeyed multiply whose operand a caller can zero erases everything hashed before it: two
 // names whose first 16-byte block starts with the mixing constant then collide, whatever
 // follows in that block. With the key in every multiply no name can be built that way.
