@@ -79,8 +79,9 @@ const engine_options& checked(const engine_options& o) {
 
 engine_impl::engine_impl(engine_options options)
     : options_(checked(options)),
-      clock_(options_.time != nullptr ? options_.time : &default_clock()),
-      ticker_(steady_millisecond_word(*clock_)),
+      bounded_(options_.time != nullptr ? options_.time : &default_clock()),
+      ticker_(steady_millisecond_word(*bounded_.source())),
+      clock_(ticker_ != nullptr ? bounded_.source() : &bounded_),
       registry_(options_.limits, options_.windows),
       snapshot_(std::make_unique<const rule_snapshot>()),
       system_status_(options_.system_status) {}

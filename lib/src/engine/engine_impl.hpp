@@ -7,6 +7,7 @@
 
 #include <floodgate/engine/engine.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <functional>
@@ -26,6 +27,24 @@ const std::atomic<std::int64_t>* steady_millisecond_word(const clock& c) noexcep
 std::int64_t steady_ms_while_idle() noexcept;
 /// steady_clock::now_ns() without the virtual call.
 std::int64_t steady_now_ns() noexcept;
+
+/** An application's clock as the engine reads it: a reading below 0 is read as 0. The windows
+    index their buckets by time since 0, so a negative time (a manual clock set before its
+    origin) would address memory before them. */
+class non_negative_clock final : public clock {
+ public:
+  explicit non_negative_clock(const clock* source) noexcept : source_(source) {}
+  std::int64_t now_ns() const noexcept override {
+    return std::max<std::int64_t>(source_->now_ns(), 0);
+  }
+  std::int64_t now_ms() const noexcept override {
+    return std::max<std::int64_t>(source_->now_ms(), 0);
+  }
+  const clock* source() const noexcept { return source_; }
+
+ private:
+  const clock* source_;
+};
 
 class engine_impl {
  public:
@@ -114,8 +133,9 @@ class engine_impl {
   }
 
   engine_options options_;
-  const clock* clock_;
+  non_negative_clock bounded_;  // the application's clock (or the steady one), read at >= 0
   const std::atomic<std::int64_t>* ticker_;
+  const clock* clock_;  // the steady clock itself (never negative), else bounded_
   node::node_registry registry_;
   breaker_observers observers_;
   rcu_cell<rule_snapshot> snapshot_;

@@ -77,8 +77,10 @@ slot_verdict param_rule::blocked(const param_value& value,
 param_rule::decision param_rule::check_spacing(const check_context& ctx, value_key key,
                                                std::int64_t token_count) const noexcept {
   if (token_count == 0) return refuse(0);
-  const auto cost_ns =
-      std::llround(1e9 * ctx.acquire * rule_.duration_in_sec / static_cast<double>(token_count));
+  // Capped, so that a huge acquire (or duration) can neither overflow the sum below nor round
+  // to a negative cost: 2^62 ns is 146 years, past any wait.
+  const auto cost_ns = static_cast<std::int64_t>(std::min(
+      1e9 * ctx.acquire * rule_.duration_in_sec / static_cast<double>(token_count), 0x1p62));
   // ctx.now_ns has millisecond resolution; spacing below a millisecond needs the clock itself.
   const std::int64_t now = ctx.time.now_ns();
   bool inserted = false;

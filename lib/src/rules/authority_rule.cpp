@@ -33,6 +33,9 @@ void validate(const authority_rule& rule, std::string_view path, std::vector<rul
   } else if (!names_an_origin(rule.limit_app)) {
     errors.push_back({p + ".limitApp", "must name at least one origin"});
   }
+  if (rule.strategy != authority_strategy::white && rule.strategy != authority_strategy::black) {
+    errors.push_back({p + ".strategy", "must be white or black"});
+  }
 }
 
 }  // namespace floodgate

@@ -36,7 +36,7 @@ void validate_cluster_mode(const flow_rule& rule, const Add& add) {
   if (c.fallback_count && !(*c.fallback_count >= 0)) {
     add("clusterConfig.fallbackCount", "must be >= 0");
   } else if (c.fallback_count && !(*c.fallback_count <= max_rule_count)) {
-    add("clusterConfig.fallbackCount", "must be at most 1e15, as count");
+    add("clusterConfig.fallbackCount", "must be at most 1e11, as count");
   }
 }
 
@@ -57,7 +57,7 @@ void validate(const flow_rule& rule, std::string_view path, std::vector<rule_err
   if (!(rule.count >= 0)) {
     add("count", "must be >= 0");
   } else if (!(rule.count <= max_rule_count)) {
-    add("count", "must be at most 1e15 (for no limit, leave the rule out)");
+    add("count", "must be at most 1e11 (for no limit, leave the rule out)");
   }
   switch (rule.strategy) {
     case flow_strategy::direct:

@@ -13,10 +13,10 @@ namespace {
 bool non_negative(double v) noexcept { return v >= 0 && std::isfinite(v); }
 
 void check_count(double count, const std::string& path, std::vector<rule_error>& errors) {
-  if (!non_negative(count) && !(count > max_rule_count)) {
+  if (!non_negative(count) && !(count > max_param_count)) {
     errors.push_back({path, "must be >= 0"});
-  } else if (!(count <= max_rule_count)) {
-    errors.push_back({path, "must be at most 1e15 (for no limit, leave the rule out)"});
+  } else if (!(count <= max_param_count)) {
+    errors.push_back({path, "must be at most 67108863 (for no limit, leave the rule out)"});
   }
 }
 
@@ -31,6 +31,8 @@ void validate(const param_flow_rule& rule, std::string_view path, std::vector<ru
   check_count(rule.count, p + ".count", errors);
   if (rule.burst_count < 0) {
     errors.push_back({p + ".burstCount", "must be >= 0"});
+  } else if (rule.count <= max_param_count && rule.count + rule.burst_count > max_param_count) {
+    errors.push_back({p + ".burstCount", "count + burstCount must be at most 67108863"});
   }
   if (rule.duration_in_sec <= 0) {
     errors.push_back({p + ".durationInSec", "must be > 0"});

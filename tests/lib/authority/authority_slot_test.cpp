@@ -105,7 +105,9 @@ INSTANTIATE_TEST_SUITE_P(
                                      {{"authority[2].limitApp", "must name at least one origin"}}},
                       authority_case{rule("", authority_strategy::white, "  "),
                                      {{"authority[2].resource", "must not be empty"},
-                                      {"authority[2].limitApp", "must not be empty"}}}));
+                                      {"authority[2].limitApp", "must not be empty"}}},
+                      authority_case{rule("r", static_cast<authority_strategy>(9), "a"),
+                                     {{"authority[2].strategy", "must be white or black"}}}));
 
 }  // namespace
 }  // namespace floodgate

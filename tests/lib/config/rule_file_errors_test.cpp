@@ -80,7 +80,7 @@ const bad_input bad_inputs[] = {
     {"FlowDuplicateKey", "flow:\n  - resource: a\n    count: 1\n    count: 2\n", 4, 5,
      "flow[0].count", "duplicate key \"count\" (first at line 3)"},
     {"FlowCountBeyondAnyLimit", "flow:\n  - {resource: a, count: 1e20}\n", 2, 26, "flow[0].count",
-     "must be at most 1e15"},
+     "must be at most 1e11"},
     {"FlowMissingCount", "flow:\n  - resource: a\n", 2, 5, "flow[0].count", "is required"},
     {"FlowMissingResource", "flow:\n  - count: 1\n", 2, 5, "flow[0].resource", "is required"},
     {"FlowEmptyResource", "flow:\n  - {resource: \"\", count: 1}\n", 2, 16, "flow[0].resource",

@@ -113,6 +113,21 @@ TEST_F(Engine, NestedEntriesBuildTheTree) {
 
 // After an inner entry exits, the next one nests under the same outer entry again; an outer
 // entry exited before its inner one (a pairing violation) takes the inner one off the stack too.
+// A manual clock set before its origin after traffic: the windows index buckets by time since
+// 0, and a negative time addressed memory before the minute ring (a crash in Release).
+TEST_F(Engine, ATimeBeforeTheClocksOriginIsReadAsZero) {
+  ASSERT_TRUE(eng.load_rules({.flow = {{.resource = "res", .count = 3}}}));
+  context ctx{eng, "ctx"};
+  clock.set_ms(0);
+  EXPECT_TRUE(eng.enter(ctx, "res"));
+  EXPECT_TRUE(eng.enter(ctx, "res"));
+  clock.set_ms(-1'000'000);
+  EXPECT_EQ(eng.time().now_ms(), 0);
+  EXPECT_TRUE(eng.enter(ctx, "res"));
+  EXPECT_TRUE(eng.enter(ctx, "res").blocked()) << "the same window as time 0";
+  EXPECT_EQ(eng.nodes().find_resource("res")->pass_qps(eng.time().now_ms()), 3.0);
+}
+
 TEST_F(Engine, ExitsRestoreTheParentForTheNextEntry) {
   context ctx{eng, "http-inbound"};
   auto outer = eng.enter(ctx, "outer");

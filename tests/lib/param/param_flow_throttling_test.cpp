@@ -91,6 +91,26 @@ TEST(ParamFlowThrottling, AnIdleValuePassesAtOnceWithoutCredit) {
   EXPECT_EQ(check(*r, h, "v").outcome, block) << "idle time is not saved up";
 }
 
+TEST(ParamFlowThrottling, AHugeAcquireIsSpacedFarApartNotLetThrough) {
+  // 1 token per 3 s, 2^32 - 1 of them at once: the cost (about 4e19 ns) overflowed a signed
+  // 64-bit rounding, came out negative, and let every request pass.
+  slot_harness h;
+  auto rule = throttling(1, 500);
+  rule.duration_in_sec = 3;
+  const auto r = build({rule});
+  const std::array<param_value, 1> args{"v"};
+  const auto huge = [&] {
+    entry_tokens tokens;
+    return r->check(h.check({}, entry_type::inbound, args, 0xffff'ffffu), tokens);
+  };
+  EXPECT_EQ(huge().outcome, pass) << "a value's first request passes, as in Sentinel";
+  for (int i = 0; i < 4; ++i) {
+    const auto v = huge();
+    ASSERT_EQ(v.outcome, block);
+    EXPECT_GT(v.block.retry_after, std::chrono::hours(24 * 365));
+  }
+}
+
 TEST(ParamFlowThrottling, ZeroCountBlocks) {
   slot_harness h;
   EXPECT_EQ(check(*build({throttling(0, 1000)}), h, "v").outcome, block);

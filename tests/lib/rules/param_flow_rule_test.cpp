@@ -50,11 +50,21 @@ INSTANTIATE_TEST_SUITE_P(
                      r.items = {{"vip", std::numeric_limits<double>::infinity()}};
                    },
                    {{"paramFlow[0].items[0].count",
-                     "must be at most 1e15 (for no limit, leave the rule out)"}}},
+                     "must be at most 67108863 (for no limit, leave the rule out)"}}},
         param_case{"CountAboveTheLargest",
                    [](param_flow_rule& r) { r.count = 1e20; },
                    {{"paramFlow[0].count",
-                     "must be at most 1e15 (for no limit, leave the rule out)"}}},
+                     "must be at most 67108863 (for no limit, leave the rule out)"}}},
+        param_case{"CountBeyondAValuesTokenWord",
+                   [](param_flow_rule& r) { r.count = 67'108'864; },
+                   {{"paramFlow[0].count",
+                     "must be at most 67108863 (for no limit, leave the rule out)"}}},
+        param_case{"BurstBeyondAValuesTokenWord",
+                   [](param_flow_rule& r) {
+                     r.count = 67'000'000;
+                     r.burst_count = 200'000;
+                   },
+                   {{"paramFlow[0].burstCount", "count + burstCount must be at most 67108863"}}},
         param_case{"EmptyResource",
                    [](param_flow_rule& r) { r.resource.clear(); },
                    {{"paramFlow[0].resource", "must not be empty"}}},

@@ -32,7 +32,8 @@ class clock {
  public:
   virtual ~clock() = default;
 
-  /// Nanoseconds since an arbitrary fixed origin; never decreases for a steady source.
+  /// Nanoseconds since an arbitrary fixed origin; never decreases for a steady source. The
+  /// engine reads a time before the origin (below 0) as 0.
   virtual std::int64_t now_ns() const noexcept = 0;
 
   /** Milliseconds on the same scale as now_ns() / 1e6. This is what windows, response times and

@@ -20,10 +20,11 @@ enum class control_behavior : std::uint8_t {
   warm_up_throttling = 3
 };
 
-/** The largest `count` a flow or param rule accepts (a quadrillion a second: no real limit).
-    Counts are compared with integer window sums; a larger or infinite count is rejected with
-    a clear error rather than converted past what an integer holds. */
-inline constexpr double max_rule_count = 1e15;
+/** The largest `count` a flow rule accepts (a hundred billion a second: no real limit). Counts
+    are compared with integer window sums, whose buckets hold 2^39 passes (weighted `acquire`
+    included); a larger or infinite count is rejected with a clear error rather than converted
+    past what they hold. */
+inline constexpr double max_rule_count = 1e11;
 
 /// What a cluster rule's `count` means (Sentinel's ClusterRuleConstant codes).
 enum class cluster_threshold_type : std::uint8_t {

@@ -14,6 +14,10 @@
 
 namespace floodgate {
 
+/** The largest count a paramFlow rule gives one value, `burstCount` included (2^26 - 1: a value's
+    tokens share one atomic word with the time of its last refill). */
+inline constexpr double max_param_count = 67'108'863;
+
 /// A per-value exception: `value` gets its own `count`.
 struct param_flow_item {
   std::string value;
