@@ -1,5 +1,7 @@
 #include <floodgate/beast/route_table.hpp>
 
+#include <boost/beast/core/string.hpp>
+
 #include <stdexcept>
 
 namespace floodgate::beast {
@@ -42,6 +44,18 @@ bool for_each_segment(std::string_view path, F&& f) {
 }  // namespace
 
 std::string_view target_path(std::string_view target) noexcept {
+  // Absolute form (`http://host/path`, RFC 9112 section 3.2.2, which a server must accept):
+  // the path after the authority.
+  const auto scheme_end = target.find("://");
+  if (scheme_end != std::string_view::npos && target.find_first_of("/?#") > scheme_end) {
+    const std::string_view scheme = target.substr(0, scheme_end);
+    const bool http = boost::beast::iequals(scheme, "http") || boost::beast::iequals(scheme, "https");
+    const auto path = target.find_first_of("/?#", scheme_end + 3);
+    if (!http || path == std::string_view::npos || target[path] != '/') {
+      return {};  // another scheme, or no path: no route's
+    }
+    target.remove_prefix(path);
+  }
   return target.substr(0, target.find_first_of("?#"));
 }
 
@@ -107,7 +121,7 @@ route_match route_table::match(std::string_view method, std::string_view target)
   route_match m;
   const std::string_view path = target_path(target);
   if (path.empty() || path.front() != '/') {
-    return m;  // absolute or asterisk form: never a route
+    return m;  // asterisk form, or an absolute form without a path: never a route
   }
   for (const auto& r : routes_) {
     if (r->method != method) {

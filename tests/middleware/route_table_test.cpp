@@ -38,7 +38,7 @@ TEST(RouteTable, CapturesParametersAndIgnoresTheQuery) {
 TEST(RouteTable, UnmatchedRequestsShareOneResource) {
   const auto t = demo_like();
   for (const char* target : {"/nope", "/hello/", "//hello", "/users/", "/users", "/%68ello",
-                             "/users/1/2", "http://x/hello", "*", ""}) {
+                             "/users/1/2", "http://x/", "ftp://x/hello", "*", ""}) {
     const auto m = t.match("GET", target);
     EXPECT_FALSE(m.matched()) << target;
     EXPECT_EQ(m.resource(), "<unmatched>") << target;
@@ -73,6 +73,21 @@ TEST(RouteTable, TargetPathStopsAtQueryOrFragment) {
   EXPECT_EQ(target_path("/a/b?x=1"), "/a/b");
   EXPECT_EQ(target_path("/a#f"), "/a");
   EXPECT_EQ(target_path("/a"), "/a");
+}
+
+// RFC 9112 section 3.2.2: a server must accept a request target in absolute form.
+TEST(RouteTable, AnAbsoluteFormTargetMatchesByItsPath) {
+  EXPECT_EQ(target_path("http://example.com/a/b?x=1"), "/a/b");
+  EXPECT_EQ(target_path("HTTPS://example.com:8443/a"), "/a");
+  EXPECT_EQ(target_path("http://example.com"), "");
+  EXPECT_EQ(target_path("http://example.com?x=/a"), "");
+  EXPECT_EQ(target_path("ftp://example.com/a"), "");
+  EXPECT_EQ(target_path("/a?next=http://b/c"), "/a") << "a scheme in the query is not a scheme";
+  route_table t;
+  t.add("GET", "/users/{id}");
+  const route_match m = t.match("GET", "http://example.com/users/42?x=1");
+  EXPECT_EQ(m.resource(), "GET:/users/{id}");
+  EXPECT_EQ(m.param("id"), "42");
 }
 
 }  // namespace

@@ -95,7 +95,8 @@ class route_table {
   std::vector<std::unique_ptr<detail::route>> routes_;  // stable addresses for route_match
 };
 
-/// The path part of a request target: up to the first `?` or `#`.
+/// The path part of a request target: up to the first `?` or `#`; of an absolute-form target
+/// (`http://host/a?b`), the path after the authority (`/a`).
 std::string_view target_path(std::string_view target) noexcept;
 
 }  // namespace floodgate::beast
