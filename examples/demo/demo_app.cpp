@@ -38,7 +38,8 @@ response reply(const request& req, unsigned status, std::string body,
   }
   if (status != 205) {
     res.set(http::field::content_type, content_type);
-    res.body() = std::move(body);
+    // A response to HEAD has no body: a keep-alive client would read one as its next response.
+    if (req.method() != http::verb::head) res.body() = std::move(body);
   }
   res.prepare_payload();
   return res;
@@ -176,6 +177,10 @@ struct admin_handler {
     auto res = floodgate::beast::make_error_response(
         http::status::method_not_allowed, "method not allowed", req.version(), req.keep_alive());
     res.set(http::field::allow, "GET");
+    if (req.method() == http::verb::head) {  // no body (a keep-alive client would read it)
+      res.body().clear();
+      res.content_length(0);
+    }
     return res;
   }
   const floodgate::beast::admin_api* admin;

@@ -161,17 +161,6 @@ asio::awaitable<http::message_generator> handle(const request_handler& handler, 
       http::status::internal_server_error, "internal server error", version, false)};
 }
 
-/** HEAD: the demo's routes and the admin API serve GET only, and a response to HEAD must not
-    carry a body (a keep-alive client would read it as the start of the next response): 405,
-    `Allow: GET`, and nothing after the header. No handler runs, so no statistics are touched. */
-http::response<http::empty_body> head_refused(const request& req) {
-  http::response<http::empty_body> res{http::status::method_not_allowed, req.version()};
-  res.set(http::field::allow, "GET");
-  res.keep_alive(req.keep_alive());
-  res.content_length(0);
-  return res;
-}
-
 asio::awaitable<void> write_error(beast::tcp_stream& stream, http::status status,
                                   std::chrono::seconds timeout) {
   auto res = floodgate::beast::make_error_response(
@@ -242,13 +231,6 @@ asio::awaitable<void> session(std::shared_ptr<http_server::shard> sh,
       }
       if (sh->stopping) {
         req.keep_alive(false);
-      }
-      if (req.method() == http::verb::head) {
-        auto res = head_refused(req);
-        stream.expires_after(limits.write_timeout);
-        auto [head_ec, head_n] = co_await http::async_write(stream, res, use_tuple);
-        if (head_ec || !res.keep_alive() || sh->stopping) break;
-        continue;
       }
       stream.expires_never();
       auto outcome =

@@ -92,24 +92,34 @@ TEST_F(DemoTest, MalformedRequestsAreRefusedWithoutTouchingStatistics) {
 }
 
 // A response to HEAD has no body: one that carried one was read by a keep-alive client as the
-// start of its next response.
-TEST_F(DemoTest, HeadIsRefusedWithoutABodyAndTheConnectionServesTheNextRequest) {
+// start of its next response. The main port serves GET routes only, so HEAD is "anything else"
+// (SPEC §5): 404 in `<unmatched>`; the admin port answers 405 with `Allow: GET`.
+TEST_F(DemoTest, HeadIsAnsweredWithoutABodyAndTheConnectionServesTheNextRequest) {
   start("{}");
+  const std::string heads = "HEAD /hello HTTP/1.1\r\nHost: x\r\n\r\n"
+                            "HEAD /floodgate/rules HTTP/1.1\r\nHost: x\r\n\r\n"
+                            "HEAD /floodgate/stream HTTP/1.1\r\nHost: x\r\n\r\n"
+                            "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
   for (const std::uint16_t port : {demo_->port(), demo_->admin_port()}) {
+    const bool admin = port == demo_->admin_port();
     http_connection c{port};
-    c.send_raw("HEAD /hello HTTP/1.1\r\nHost: x\r\n\r\n"
-               "HEAD /floodgate/rules HTTP/1.1\r\nHost: x\r\n\r\n"
-               "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
-    for (int i = 0; i < 2; ++i) {
+    c.send_raw(heads);
+    for (int i = 0; i < 3; ++i) {
       const http_response head = c.read_response();
-      EXPECT_EQ(head.status, 405u) << "port " << port;
-      EXPECT_EQ(head.header("allow"), "GET");
+      EXPECT_EQ(head.status, admin ? 405u : 404u) << "port " << port;
+      if (admin) {
+        EXPECT_EQ(head.header("allow"), "GET");
+      }
       EXPECT_EQ(head.header("content-length"), "0");
       EXPECT_EQ(head.body, "");
     }
     EXPECT_EQ(c.read_response().status, 200u) << "port " << port;  // the next request, whole
   }
-  EXPECT_EQ(sample(metrics(), "floodgate_resources"), 0.0);  // no handler ran
+  const std::string m = metrics();
+  EXPECT_EQ(sample(m, "floodgate_requests_total", {{"resource", "<unmatched>"}, {"result", "passed"}}),
+            3.0)
+      << m;
+  EXPECT_EQ(sample(m, "floodgate_resources"), 1.0);
 }
 
 TEST_F(DemoTest, AmbiguouslyFramedRequestsAreRefusedAndTheirConnectionClosed) {
