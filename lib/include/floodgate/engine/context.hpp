@@ -22,7 +22,11 @@ class entrance_node;
     (`origin`, may be empty). Entries entered with it nest: an entry entered while another is
     open becomes its child in the tree. A context and its entries may move between threads and
     coroutines, but one context must not be used by two threads at once. It must outlive its
-    entries; the origin's characters must outlive the context.
+    entries, and the engine must outlive both (an entry exits into the engine's statistics);
+    the origin's characters must outlive the context. Entries exit innermost first: an entry
+    exited before its children closes them in the tree, as Sentinel does, and a child exited
+    after that (or after new entries were opened) can misplace later entries in the tree (its
+    counts stay right).
 
     Past the context-name cap (2000 by default) the context is a "null context": its entries pass
     unchecked and untracked, and the overflow is counted.
