@@ -52,6 +52,14 @@ inline constexpr metric_info origin_overflow_total{
     "floodgate_origin_overflow_total",
     "Entries whose origin was counted on its resource's shared overflow origin node because the "
     "cap of (resource, origin) pairs was reached."};
+inline constexpr metric_info context_overflow_total{
+    "floodgate_context_overflow_total",
+    "Context lookups (one per request through the middleware) refused because the cap of "
+    "context names was reached; their entries pass untracked."};
+inline constexpr metric_info context_pair_overflow_total{
+    "floodgate_context_pair_overflow_total",
+    "Entries counted on their resource's shared overflow node because the cap of (context, "
+    "resource) pairs was reached."};
 inline constexpr metric_info system_cpu_usage_ratio{
     "floodgate_system_cpu_usage_ratio", "CPU usage (0..1) as seen by system rules."};
 inline constexpr metric_info system_load1{

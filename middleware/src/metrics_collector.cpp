@@ -298,6 +298,12 @@ void metrics_collector::collect_process(std::vector<MetricFamily>& out) const {
   auto origin_overflow = family(metrics::origin_overflow_total, MetricType::Counter);
   origin_overflow.metric.push_back(counter({}, as_double(load(nodes.overflow().origins))));
   out.push_back(std::move(origin_overflow));
+  auto context_overflow = family(metrics::context_overflow_total, MetricType::Counter);
+  context_overflow.metric.push_back(counter({}, as_double(load(nodes.overflow().contexts))));
+  out.push_back(std::move(context_overflow));
+  auto pair_overflow = family(metrics::context_pair_overflow_total, MetricType::Counter);
+  pair_overflow.metric.push_back(counter({}, as_double(load(nodes.overflow().default_nodes))));
+  out.push_back(std::move(pair_overflow));
 
   // The engine samples only once system rules exist; the metrics want readings regardless.
   std::shared_ptr<const system_status_source> status = engine_.system_status();

@@ -71,6 +71,8 @@ TEST_F(MetricsCollectorTest, ExportsEveryMetricWithItsType) {
       {metrics::resources, "gauge"},
       {metrics::resource_overflow_total, "counter"},
       {metrics::origin_overflow_total, "counter"},
+      {metrics::context_overflow_total, "counter"},
+      {metrics::context_pair_overflow_total, "counter"},
       {metrics::system_cpu_usage_ratio, "gauge"},
       {metrics::system_load1, "gauge"},
       {metrics::build_info, "gauge"},
@@ -95,12 +97,29 @@ TEST_F(MetricsCollectorTest, EveryFamilyIsListedBeforeAnyEntryAndWithoutAWatcher
         metrics::circuit_breaker_transitions_total, metrics::adaptive_drop_ratio, metrics::rules,
         metrics::rules_reloads_total, metrics::rules_last_reload_successful, metrics::resources,
         metrics::resource_overflow_total, metrics::origin_overflow_total,
+        metrics::context_overflow_total, metrics::context_pair_overflow_total,
         metrics::system_cpu_usage_ratio, metrics::system_load1, metrics::build_info}) {
     EXPECT_NE(test::metric_type(text, m.name), "") << m.name;
   }
   EXPECT_EQ(sample(text, "floodgate_rules_last_reload_successful"), std::nullopt)
       << "no watcher, no reload to report";
   EXPECT_EQ(sample(text, "floodgate_resources"), 0.0);
+}
+
+TEST(MetricsCollectorCaps, EntriesPastTheContextCapsAreCounted) {
+  engine eng{engine_options{.limits = {.max_contexts = 1, .max_default_nodes = 1}}};
+  const auto enter_in = [&](std::string_view context_name, std::string_view resource) {
+    context ctx{eng, context_name};
+    return eng.enter(ctx, resource).passed();
+  };
+  EXPECT_TRUE(enter_in("first", "a"));   // the one context name, the one pair
+  EXPECT_TRUE(enter_in("first", "b"));   // a second pair: the resource's overflow node
+  EXPECT_TRUE(enter_in("second", "a"));  // a second context name: a null context
+  EXPECT_TRUE(enter_in("third", "a"));
+  metrics_handler h{{std::make_shared<metrics_collector>(eng, nullptr)}};
+  const std::string text = h.render();
+  EXPECT_EQ(sample(text, "floodgate_context_overflow_total"), 2.0) << text;
+  EXPECT_EQ(sample(text, "floodgate_context_pair_overflow_total"), 1.0) << text;
 }
 
 TEST_F(MetricsCollectorTest, CountersEqualTheEntries) {
