@@ -51,7 +51,7 @@ inline constexpr metric_info resource_overflow_total{
 inline constexpr metric_info origin_overflow_total{
     "floodgate_origin_overflow_total",
     "Entries whose origin was counted on its resource's shared overflow origin node because the "
-    "cap of (resource, origin) pairs was reached."};
+    "cap of (resource, origin) pairs, or of one resource's origins, was reached."};
 inline constexpr metric_info context_overflow_total{
     "floodgate_context_overflow_total",
     "Context lookups (one per request through the middleware) refused because the cap of "

@@ -50,9 +50,12 @@ std::string_view target_path(std::string_view target) noexcept {
   if (scheme_end != std::string_view::npos && target.find_first_of("/?#") > scheme_end) {
     const std::string_view scheme = target.substr(0, scheme_end);
     const bool http = boost::beast::iequals(scheme, "http") || boost::beast::iequals(scheme, "https");
+    if (!http) {
+      return {};  // another scheme: no route's
+    }
     const auto path = target.find_first_of("/?#", scheme_end + 3);
-    if (!http || path == std::string_view::npos || target[path] != '/') {
-      return {};  // another scheme, or no path: no route's
+    if (path == std::string_view::npos || target[path] != '/') {
+      return "/";  // an empty path is the root (RFC 9110 section 4.2.3)
     }
     target.remove_prefix(path);
   }

@@ -376,6 +376,15 @@ TEST_F(GuardTest, ThrownExceptionIsAnswered500AndTraced) {
   EXPECT_EQ(concurrency("GET:/hello"), 0);
 }
 
+TEST_F(GuardTest, AHeadRequestWhoseHandlerThrowsIsAnswered500WithoutABody) {
+  auto& eng = make_engine({});
+  auto g = guard(eng, options_, [](request&&) -> response { throw std::runtime_error("boom"); });
+  const parsed r = call(g, request{http::verb::head, "/hello", 11});
+  EXPECT_EQ(r.status, 500u);
+  EXPECT_EQ(r.body, "");
+  EXPECT_EQ(r.header("Content-Length"), "0");
+}
+
 TEST_F(GuardTest, ThrottledRequestWaitsOnATimerWhileTheThreadServesOthers) {
   flow_rule rule{.resource = "GET:/hello",
                  .count = 10,  // one every 100 ms

@@ -79,8 +79,8 @@ TEST(RouteTable, TargetPathStopsAtQueryOrFragment) {
 TEST(RouteTable, AnAbsoluteFormTargetMatchesByItsPath) {
   EXPECT_EQ(target_path("http://example.com/a/b?x=1"), "/a/b");
   EXPECT_EQ(target_path("HTTPS://example.com:8443/a"), "/a");
-  EXPECT_EQ(target_path("http://example.com"), "");
-  EXPECT_EQ(target_path("http://example.com?x=/a"), "");
+  EXPECT_EQ(target_path("http://example.com"), "/");
+  EXPECT_EQ(target_path("http://example.com?x=/a"), "/");
   EXPECT_EQ(target_path("ftp://example.com/a"), "");
   EXPECT_EQ(target_path("/a?next=http://b/c"), "/a") << "a scheme in the query is not a scheme";
   route_table t;

@@ -202,10 +202,7 @@ std::string map_reader::abbreviate(std::string_view text) {
   }
   std::string out;
   out.reserve(cut + 3);
-  for (const char c : text.substr(0, cut)) {
-    if (c == '"' || c == '\\') out += '\\';
-    detail::append_printable(out, c);
-  }
+  detail::append_printable(out, text.substr(0, cut), true);
   return cut < text.size() ? out + "..." : out;
 }
 

@@ -13,7 +13,7 @@ namespace {
 std::string printable(std::string_view text) {
   std::string out;
   out.reserve(text.size());
-  for (const char c : text) detail::append_printable(out, c);
+  detail::append_printable(out, text, false);
   return out;
 }
 

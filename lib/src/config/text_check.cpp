@@ -82,21 +82,38 @@ bool blank_or_comments(std::string_view text) {
   return true;
 }
 
-void append_printable(std::string& out, char c) {
-  const auto u = static_cast<unsigned char>(c);
-  if (c == '\n') {
-    out += "\\n";
-  } else if (c == '\t') {
-    out += "\\t";
-  } else if (c == '\r') {
-    out += "\\r";
-  } else if (u < 0x20 || u == 0x7f) {
-    constexpr char hex[] = "0123456789abcdef";
-    out += "\\x";
-    out += hex[u >> 4];
-    out += hex[u & 0xf];
-  } else {
-    out += c;
+void append_printable(std::string& out, std::string_view text, bool quotes) {
+  constexpr char hex[] = "0123456789abcdef";
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    const auto u = static_cast<unsigned char>(c);
+    const auto next = [&](std::size_t k) {
+      return i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0u;
+    };
+    if (quotes && (c == '"' || c == '\\')) {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (u < 0x20 || u == 0x7f) {
+      out += "\\x";
+      out += hex[u >> 4];
+      out += hex[u & 0xf];
+    } else if (u == 0xc2 && next(1) >= 0x80 && next(1) <= 0x9f) {  // U+0080..U+009F
+      out += "\\u00";
+      out += hex[next(1) >> 4];
+      out += hex[next(1) & 0xf];
+      i += 1;
+    } else if (u == 0xe2 && next(1) == 0x80 && (next(2) == 0xa8 || next(2) == 0xa9)) {
+      out += next(2) == 0xa8 ? "\\u2028" : "\\u2029";
+      i += 2;
+    } else {
+      out += c;
+    }
   }
 }
 

@@ -24,8 +24,10 @@ bool valid_utf8(std::string_view text);
 /// True when `text` holds nothing but whitespace and comments.
 bool blank_or_comments(std::string_view text);
 
-/// Appends `c` to `out` as a message shows it: a control character escaped (`\n`, `\t`, `\r`,
-/// else `\xHH`), so text from the file never starts a line of its own; anything else as is.
-void append_printable(std::string& out, char c);
+/** Appends `text` to `out` as a message shows it: control characters escaped — C0 and DEL as
+    `\n`, `\t`, `\r` or `\xHH`, the C1 controls (U+0080..U+009F) and the line and paragraph
+    separators (U+2028, U+2029) as `\uHHHH` — so text from the file can neither start a line
+    of its own nor send a terminal sequence; with `quotes`, `"` and `\` escaped too. */
+void append_printable(std::string& out, std::string_view text, bool quotes);
 
 }  // namespace floodgate::config::detail

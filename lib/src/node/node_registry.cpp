@@ -1,5 +1,6 @@
 #include "node/node_registry.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <chrono>
 #include <functional>
@@ -107,7 +108,10 @@ node_registry::node_registry(const registry_limits& limits, const stat::window_c
       resources_(limits.max_resources),
       entrances_(limits.max_contexts),
       defaults_(limits.max_default_nodes),
-      origins_(limits.max_origin_nodes) {}
+      origins_(limits.max_origin_nodes),
+      origins_per_resource_(limits.max_origins_per_resource != 0
+                                ? limits.max_origins_per_resource
+                                : std::max<std::size_t>(limits.max_origin_nodes / 4, 1)) {}
 
 node_registry::~node_registry() = default;
 
@@ -249,8 +253,7 @@ origin_node* node_registry::origin(cluster_node& resource, std::string_view orig
   }
   // A place among the resource's own origins, reserved first so racing threads cannot pass
   // the per-resource cap together; given back unless a node of this origin is made here.
-  if (resource.origin_count_.fetch_add(1, std::memory_order_relaxed) >=
-      limits_.max_origins_per_resource) {
+  if (resource.origin_count_.fetch_add(1, std::memory_order_relaxed) >= origins_per_resource_) {
     resource.origin_count_.fetch_sub(1, std::memory_order_relaxed);
     return overflow_origin(resource);
   }

@@ -258,6 +258,7 @@ class node_registry {
   detail::node_table<entrance_node> entrances_;
   detail::node_table<default_node> defaults_;
   detail::node_table<origin_node> origins_;
+  std::size_t origins_per_resource_;  // limits_.max_origins_per_resource, 0 resolved
   std::atomic<entrance_node*> entrances_head_{nullptr};
   registry_overflow overflow_;
 };

@@ -29,11 +29,20 @@ void validate(const param_flow_rule& rule, std::string_view path, std::vector<ru
   }
   rules_detail::validate_param_choice(rule.param, rule.param_idx, p, errors);
   check_count(rule.count, p + ".count", errors);
+  // A QPS rule that rejects gives each value a bucket of count + burstCount tokens (the others
+  // ignore burstCount), which must fit the token word too, for the rule's count and each item's.
+  const bool bucket = rule.grade == flow_grade::qps && rule.behavior == control_behavior::reject;
+  const auto check_bucket = [&](double count, const std::string& at) {
+    if (bucket && rule.burst_count >= 0 && count <= max_param_count &&
+        count + rule.burst_count > max_param_count) {
+      errors.push_back({at, "with burstCount " + std::to_string(rule.burst_count) +
+                                " must be at most 67108863"});
+    }
+  };
   if (rule.burst_count < 0) {
     errors.push_back({p + ".burstCount", "must be >= 0"});
-  } else if (rule.count <= max_param_count && rule.count + rule.burst_count > max_param_count) {
-    errors.push_back({p + ".burstCount", "count + burstCount must be at most 67108863"});
   }
+  check_bucket(rule.count, p + ".count");
   if (rule.duration_in_sec <= 0) {
     errors.push_back({p + ".durationInSec", "must be > 0"});
   }
@@ -44,7 +53,9 @@ void validate(const param_flow_rule& rule, std::string_view path, std::vector<ru
     errors.push_back({p + ".maxQueueingTimeMs", "must be >= 0"});
   }
   for (std::size_t i = 0; i < rule.items.size(); ++i) {
-    check_count(rule.items[i].count, p + ".items[" + std::to_string(i) + "].count", errors);
+    const std::string at = p + ".items[" + std::to_string(i) + "].count";
+    check_count(rule.items[i].count, at, errors);
+    check_bucket(rule.items[i].count, at);
   }
 }
 

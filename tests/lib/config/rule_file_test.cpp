@@ -291,8 +291,9 @@ TEST(RuleFile, TextFromTheFileCannotForgeAnErrorLineOrEndItsQuotes) {
             "\"x\\ntest.yaml:1:1: flow[9].count: fake\\x1b[31m\"\n"
             "test.yaml:3:36: flow[1].grade: unknown value \"q\\\"p\"; expected qps (1) | "
             "concurrency (0)\n");
-  const rule_file_error raw{"a\nb.yaml", 1, 1, "p\x7f", "m\r"};
-  EXPECT_EQ(raw.to_string(), "a\\nb.yaml:1:1: p\\x7f: m\\r");
+  const rule_file_error raw{"a\nb.yaml", 1, 1, "p\x7f", "m\r \xc2\x9b[31m \xe2\x80\xa8 \xc3\xa9"};
+  EXPECT_EQ(raw.to_string(), "a\\nb.yaml:1:1: p\\x7f: m\\r \\u009b[31m \\u2028 \xc3\xa9")
+      << "C1 controls and line separators escaped; other characters kept";
 }
 
 TEST(RuleFile, ReportsEveryErrorOfTheFileInFileOrder) {

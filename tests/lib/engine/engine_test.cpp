@@ -111,8 +111,6 @@ TEST_F(Engine, NestedEntriesBuildTheTree) {
   EXPECT_EQ(inner->cluster().name(), "backend:work");
 }
 
-// After an inner entry exits, the next one nests under the same outer entry again; an outer
-// entry exited before its inner one (a pairing violation) takes the inner one off the stack too.
 // A manual clock set before its origin after traffic: the windows index buckets by time since
 // 0, and a negative time addressed memory before the minute ring (a crash in Release).
 TEST_F(Engine, ATimeBeforeTheClocksOriginIsReadAsZero) {
@@ -128,6 +126,8 @@ TEST_F(Engine, ATimeBeforeTheClocksOriginIsReadAsZero) {
   EXPECT_EQ(eng.nodes().find_resource("res")->pass_qps(eng.time().now_ms()), 3.0);
 }
 
+// After an inner entry exits, the next one nests under the same outer entry again; an outer
+// entry exited before its inner one (a pairing violation) takes the inner one off the stack too.
 TEST_F(Engine, ExitsRestoreTheParentForTheNextEntry) {
   context ctx{eng, "http-inbound"};
   auto outer = eng.enter(ctx, "outer");

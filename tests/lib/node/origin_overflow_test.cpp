@@ -15,7 +15,9 @@ namespace {
 
 struct OriginOverflow : ::testing::Test {
   manual_clock clock;
-  engine eng{engine_options{.limits = {.max_origin_nodes = 2}, .time = &clock}};
+  // Both caps at 2: these tests are about the cap of all pairs.
+  engine eng{engine_options{.limits = {.max_origin_nodes = 2, .max_origins_per_resource = 2},
+                            .time = &clock}};
 
   /// Fills the cap with two origins of their own.
   void fill_the_cap() {
@@ -107,7 +109,8 @@ TEST(OriginShare, OneResourceCannotTakeEveryOtherResourcesOrigins) {
       .limits = {.max_origin_nodes = 8, .max_origins_per_resource = 3}, .time = &clock}};
   ASSERT_TRUE(eng.load_rules({.flow = {{.resource = "res", .count = 2, .limit_app = "other"}}}));
   for (int i = 0; i < 100; ++i) {
-    context junk{eng, "ctx", "junk-" + std::to_string(i)};
+    const std::string origin = "junk-" + std::to_string(i);  // outlives the context
+    context junk{eng, "ctx", origin};
     ASSERT_TRUE(eng.enter(junk, "<unmatched>"));
   }
   EXPECT_EQ(eng.nodes().overflow().origins.load(), 97u) << "three junk origins have nodes";
@@ -123,6 +126,16 @@ TEST(OriginShare, OneResourceCannotTakeEveryOtherResourcesOrigins) {
   EXPECT_EQ(passes("bob"), 2) << "bob has a node of his own, not alice's overflow quota";
   EXPECT_EQ(eng.nodes().find_resource("res")->overflow_origin(), nullptr);
   EXPECT_EQ(eng.nodes().overflow().origins.load(), 97u);
+}
+
+TEST(OriginShare, ByDefaultAResourceHoldsAQuarterOfThePairs) {
+  engine eng{engine_options{.limits = {.max_origin_nodes = 8}}};
+  for (int i = 0; i < 5; ++i) {
+    const std::string origin = "o-" + std::to_string(i);
+    context ctx{eng, "ctx", origin};
+    ASSERT_TRUE(eng.enter(ctx, "res"));
+  }
+  EXPECT_EQ(eng.nodes().overflow().origins.load(), 3u) << "two of the five have nodes";
 }
 
 // An unkeyed multiply whose operand a caller can zero erases everything hashed before it: two

@@ -63,8 +63,18 @@ INSTANTIATE_TEST_SUITE_P(
                    [](param_flow_rule& r) {
                      r.count = 67'000'000;
                      r.burst_count = 200'000;
+                     r.items = {{"vip", 1}, {"bulk", 67'100'000}};
                    },
-                   {{"paramFlow[0].burstCount", "count + burstCount must be at most 67108863"}}},
+                   {{"paramFlow[0].count", "with burstCount 200000 must be at most 67108863"},
+                    {"paramFlow[0].items[1].count",
+                     "with burstCount 200000 must be at most 67108863"}}},
+        param_case{"BurstDoesNotCountForThrottling",
+                   [](param_flow_rule& r) {
+                     r.count = 67'000'000;
+                     r.burst_count = 200'000;
+                     r.behavior = control_behavior::throttling;
+                   },
+                   {}},
         param_case{"EmptyResource",
                    [](param_flow_rule& r) { r.resource.clear(); },
                    {{"paramFlow[0].resource", "must not be empty"}}},

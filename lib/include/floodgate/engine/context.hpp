@@ -24,9 +24,9 @@ class entrance_node;
     coroutines, but one context must not be used by two threads at once. It must outlive its
     entries, and the engine must outlive both (an entry exits into the engine's statistics);
     the origin's characters must outlive the context. Entries exit innermost first: an entry
-    exited before its children closes them in the tree, as Sentinel does, and a child exited
-    after that (or after new entries were opened) can misplace later entries in the tree (its
-    counts stay right).
+    exited before its children takes them off the context's stack (Sentinel also exits them
+    and the parents, and throws); a child exited after that, once new entries were opened, can
+    misplace later entries in the tree (every count stays right).
 
     Past the context-name cap (2000 by default) the context is a "null context": its entries pass
     unchecked and untracked, and the overflow is counted.

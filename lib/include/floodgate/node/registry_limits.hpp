@@ -13,10 +13,10 @@ struct registry_limits {
   std::size_t max_contexts = 2000;
   std::size_t max_default_nodes = 12000;  ///< (context, resource) pairs
   std::size_t max_origin_nodes = 12000;   ///< (resource, origin) pairs, all resources together
-  /** Origins one resource may have nodes for: a quarter of the pairs, so invented origins sent
-      to one resource (a scanner's 404s, all `<unmatched>`) cannot take every other resource's
-      room for its callers. */
-  std::size_t max_origins_per_resource = 3000;
+  /** Origins one resource may have nodes for; 0 (the default) means a quarter of
+      `max_origin_nodes` (3000), so invented origins sent to one resource (a scanner's 404s, all
+      `<unmatched>`) cannot take every other resource's room for its callers. */
+  std::size_t max_origins_per_resource = 0;
 };
 
 }  // namespace floodgate::node

@@ -104,7 +104,7 @@ class guarded_handler {
   // by asio (1 020 bytes) nor served by glibc's tcache (1 032): malloc's slow path every time.
   http::message_generator blocked(const entry& e, std::string_view resource, unsigned version,
                                   bool keep_alive, const quota_status& quota, bool head) const;
-  static http::message_generator failed(unsigned version, bool keep_alive);
+  static http::message_generator failed(unsigned version, bool keep_alive, bool head);
 
   engine* engine_;
   guard_options options_;

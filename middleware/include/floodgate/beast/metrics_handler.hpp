@@ -32,7 +32,7 @@ inline constexpr std::string_view metrics_content_type = "text/plain; version=0.
     @par Example
     @code
     floodgate::beast::metrics_handler metrics{{collector}};
-    if (req.target() == "/metrics") co_return metrics(req);
+    if (floodgate::beast::target_path(req.target()) == "/metrics") co_return metrics(req);
     @endcode
 */
 class metrics_handler {

@@ -96,7 +96,7 @@ class route_table {
 };
 
 /// The path part of a request target: up to the first `?` or `#`; of an absolute-form target
-/// (`http://host/a?b`), the path after the authority (`/a`).
+/// (`http://host/a?b`), the path after the authority (`/a`; `/` when it has none).
 std::string_view target_path(std::string_view target) noexcept;
 
 }  // namespace floodgate::beast

@@ -64,6 +64,7 @@ auto guarded_handler<Handler, Executor>::operator()(http::request<Body, Fields> 
   // Everything the response needs is taken before the request moves into the handler.
   const unsigned version = req.version();
   const bool keep_alive = detail::keep_alive(req.base(), version);
+  const bool head = req.method() == http::verb::head;  // answered without a body
   const route_match match = match_route(req, info);  // built in place: it is 88 bytes
   std::string resource_storage;
   const std::string_view resource = resolve_resource(req, info, match, resource_storage);
@@ -73,8 +74,7 @@ auto guarded_handler<Handler, Executor>::operator()(http::request<Body, Fields> 
   floodgate::context ctx{*engine_, entrance_.get(*engine_, options_.context_name), origin};
   entry e = enter(ctx, req, info, match, resource, origin);
   if (e.blocked()) {
-    co_return blocked(e, resource, version, keep_alive, quota_of(ctx, e),
-                      req.method() == http::verb::head);
+    co_return blocked(e, resource, version, keep_alive, quota_of(ctx, e), head);
   }
   if (e.wait() > std::chrono::nanoseconds::zero()) {
     // Throttled: wait without holding the thread. Cancellation throws; the entry still exits.
@@ -106,7 +106,7 @@ auto guarded_handler<Handler, Executor>::operator()(http::request<Body, Fields> 
   }
   e.trace_error();
   e.exit();
-  co_return failed(version, keep_alive);
+  co_return failed(version, keep_alive, head);
 }
 
 template <class Handler, class Executor>
@@ -131,9 +131,14 @@ quota_status guarded_handler<Handler, Executor>::quota_of(const context& ctx,
 
 template <class Handler, class Executor>
 http::message_generator guarded_handler<Handler, Executor>::failed(unsigned version,
-                                                                   bool keep_alive) {
-  return http::message_generator{make_error_response(
-      http::status::internal_server_error, "internal server error", version, keep_alive)};
+                                                                   bool keep_alive, bool head) {
+  auto res = make_error_response(http::status::internal_server_error, "internal server error",
+                                 version, keep_alive);
+  if (head) {  // as blocked(): a keep-alive client would read a body as its next response
+    res.body().clear();
+    res.content_length(0);
+  }
+  return http::message_generator{std::move(res)};
 }
 
 template <class Handler, class Executor>
