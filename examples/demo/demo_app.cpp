@@ -177,10 +177,7 @@ struct admin_handler {
     auto res = floodgate::beast::make_error_response(
         http::status::method_not_allowed, "method not allowed", req.version(), req.keep_alive());
     res.set(http::field::allow, "GET");
-    if (req.method() == http::verb::head) {  // no body (a keep-alive client would read it)
-      res.body().clear();
-      res.content_length(0);
-    }
+    if (req.method() == http::verb::head) floodgate::beast::drop_body(res);
     return res;
   }
   const floodgate::beast::admin_api* admin;

@@ -119,8 +119,7 @@ http::response<http::string_body> admin_api::handle(http::verb method, std::stri
   if (method == http::verb::head) {
     // GET only; and a response to HEAD has no body (one would be read as the next response).
     auto res = method_not_allowed();
-    res.body().clear();
-    res.content_length(0);
+    drop_body(res);
     return res;
   }
   if (!known) {

@@ -83,6 +83,11 @@ http::response<http::string_body> make_blocked_response(const block_info& block,
   return res;
 }
 
+void drop_body(http::response<http::string_body>& res) {
+  res.body().clear();
+  res.content_length(0);
+}
+
 http::response<http::string_body> make_error_response(http::status status,
                                                       std::string_view message, unsigned version,
                                                       bool keep_alive) {

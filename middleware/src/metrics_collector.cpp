@@ -292,18 +292,16 @@ void metrics_collector::collect_process(std::vector<MetricFamily>& out) const {
   auto resources = family(metrics::resources, MetricType::Gauge);
   resources.metric.push_back(gauge({}, as_double(nodes.resource_count())));
   out.push_back(std::move(resources));
-  auto overflow = family(metrics::resource_overflow_total, MetricType::Counter);
-  overflow.metric.push_back(counter({}, as_double(load(nodes.overflow().resources))));
-  out.push_back(std::move(overflow));
-  auto origin_overflow = family(metrics::origin_overflow_total, MetricType::Counter);
-  origin_overflow.metric.push_back(counter({}, as_double(load(nodes.overflow().origins))));
-  out.push_back(std::move(origin_overflow));
-  auto context_overflow = family(metrics::context_overflow_total, MetricType::Counter);
-  context_overflow.metric.push_back(counter({}, as_double(load(nodes.overflow().contexts))));
-  out.push_back(std::move(context_overflow));
-  auto pair_overflow = family(metrics::context_pair_overflow_total, MetricType::Counter);
-  pair_overflow.metric.push_back(counter({}, as_double(load(nodes.overflow().default_nodes))));
-  out.push_back(std::move(pair_overflow));
+  // The registry's overflow counts: one unlabelled counter each.
+  const auto overflow = [&](const metrics::metric_info& m, const auto& count) {
+    auto f = family(m, MetricType::Counter);
+    f.metric.push_back(counter({}, as_double(load(count))));
+    out.push_back(std::move(f));
+  };
+  overflow(metrics::resource_overflow_total, nodes.overflow().resources);
+  overflow(metrics::origin_overflow_total, nodes.overflow().origins);
+  overflow(metrics::context_overflow_total, nodes.overflow().contexts);
+  overflow(metrics::context_pair_overflow_total, nodes.overflow().default_nodes);
 
   // The engine samples only once system rules exist; the metrics want readings regardless.
   std::shared_ptr<const system_status_source> status = engine_.system_status();

@@ -2,10 +2,9 @@
 
 #include "config/cluster_section.hpp"
 #include "config/map_reader.hpp"
+#include "rules/blank.hpp"
 
-#include <algorithm>
 #include <array>
-#include <cctype>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -73,11 +72,6 @@ void read_unsupported_cluster_mode(map_reader& m) {
   }
 }
 
-/// Empty or only white space (Sentinel's StringUtil.isBlank).
-bool blank(std::string_view s) {
-  return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isspace(c) != 0; });
-}
-
 /// `limitApp` where Sentinel ignores it (degrade, system, paramFlow): only its default is allowed.
 void read_ignored_limit_app(map_reader& m) {
   if (auto v = m.string("limitApp"); v && !v->empty() && *v != "default") {
@@ -91,7 +85,7 @@ flow_rule read_flow(map_reader& m) {
   if (auto v = m.enumeration("grade", flow_grades)) r.grade = *v;
   read_number(m, "count", r.count, presence::required);
   if (auto v = m.string("limitApp")) {
-    r.limit_app = blank(*v) ? "default" : *v;  // Sentinel: a blank limitApp means default
+    r.limit_app = rules_detail::is_blank(*v) ? "default" : *v;  // Sentinel: a blank limitApp means default
   }
   if (auto v = m.enumeration("strategy", flow_strategies)) r.strategy = *v;
   if (auto v = m.string("refResource")) r.ref_resource = *v;

@@ -2,12 +2,12 @@
 #include "flow/flow_rule_checker.hpp"
 #include "flow/flow_slot.hpp"
 #include "node/cluster_node.hpp"
+#include "rules/blank.hpp"
 
 #include "flow_controller.hpp"
 
 #include <algorithm>
 #include <bit>
-#include <cctype>
 
 namespace floodgate {
 
@@ -98,8 +98,7 @@ std::unique_ptr<resource_flow_rules> resource_flow_rules::build(
   auto p = std::make_unique<impl>();
   p->rules.reserve(rules.size());
   for (auto& ir : rules) {
-    if (std::all_of(ir.rule.limit_app.begin(), ir.rule.limit_app.end(),
-                    [](unsigned char c) { return std::isspace(c) != 0; })) {
+    if (rules_detail::is_blank(ir.rule.limit_app)) {
       ir.rule.limit_app = "default";  // Sentinel: a blank limitApp means default
     }
     // Equal rules would count every pass twice; Sentinel's rule map drops them too.

@@ -1,17 +1,15 @@
 // Flow rule validation: Sentinel's FlowRuleUtil.isValidRule, reported instead of dropped.
 #include <floodgate/rules/flow_rule.hpp>
 
-#include <algorithm>
-#include <cctype>
+#include "rules/blank.hpp"
+
 #include <string>
 
 namespace floodgate {
 
 namespace {
 
-bool is_blank(const std::string& s) {
-  return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isspace(c) != 0; });
-}
+using rules_detail::is_blank;
 
 /// What cluster flow control supports today: QPS rules that reject, on the resource itself.
 template <class Add>

@@ -35,6 +35,10 @@ http::response<http::string_body> make_error_response(http::status status,
                                                       std::string_view message, unsigned version,
                                                       bool keep_alive);
 
+/** Makes `res` an answer to HEAD: the same status and fields, no body (`Content-Length: 0`); a
+    body would be read by a keep-alive client as the start of its next response. */
+void drop_body(http::response<http::string_body>& res);
+
 /// Appends `s` to `out` as the contents of a JSON string (quotes not included); a byte that
 /// starts no well-formed UTF-8 sequence becomes U+FFFD, so the JSON stays valid UTF-8.
 void append_json_escaped(std::string& out, std::string_view s);

@@ -115,10 +115,7 @@ http::message_generator guarded_handler<Handler, Executor>::blocked(
     const quota_status& quota, bool head) const {
   auto res = make_blocked_response(e.block(), resource, version, keep_alive);
   set_rate_limit_headers(res, options_.rate_limit_headers, quota);
-  if (head) {  // the same header, no body (a keep-alive client would read it as a response)
-    res.body().clear();
-    res.content_length(0);
-  }
+  if (head) drop_body(res);
   return http::message_generator{std::move(res)};
 }
 
@@ -134,10 +131,7 @@ http::message_generator guarded_handler<Handler, Executor>::failed(unsigned vers
                                                                    bool keep_alive, bool head) {
   auto res = make_error_response(http::status::internal_server_error, "internal server error",
                                  version, keep_alive);
-  if (head) {  // as blocked(): a keep-alive client would read a body as its next response
-    res.body().clear();
-    res.content_length(0);
-  }
+  if (head) drop_body(res);
   return http::message_generator{std::move(res)};
 }
 
