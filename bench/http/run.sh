@@ -38,29 +38,12 @@ wrk_threads=${WRK_THREADS:-1}
 demo_threads=${DEMO_THREADS:-1}
 warmup=${WARMUP:-2s}
 control=${CONTROL:-1}
-cpus=$(nproc)
-server_cpus=${SERVER_CPUS:-}
-client_cpus=${CLIENT_CPUS:-}
-if [ -z "$server_cpus$client_cpus" ] && [ "$cpus" -ge 2 ]; then
-  server_cpus=$((cpus - 1))
-  client_cpus=0-$((cpus - 2))
-fi
-server_pin=()
-client_pin=()
-[ -n "$server_cpus" ] && server_pin=(taskset -c "$server_cpus")
-[ -n "$client_cpus" ] && client_pin=(taskset -c "$client_cpus")
-
 command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install wrk)" >&2; exit 1; }
 command -v python3 >/dev/null || { echo "python3 is not installed (apt-get install python3)" >&2; exit 1; }
-if [ ! -f "$build/CMakeCache.txt" ]; then
-  cmake --preset release -DCMAKE_COMPILE_WARNING_AS_ERROR=OFF >/dev/null
-fi
-cmake --build "$build" --target floodgate-demo >/dev/null
-demo="$build/examples/floodgate-demo"
-
-demo_pin=("${server_pin[@]}")
 # shellcheck source=bench/http/demos.sh
 source bench/http/demos.sh
+pin_cpus
+build_demo "$build"
 
 modes=(guarded baseline)
 start_demo guarded
@@ -96,8 +79,7 @@ record() {
   echo "$phase $round $mode $rps $p99 $errors" >>"$tmp/results"
 }
 
-echo "demos on CPUs ${server_cpus:-any}, wrk on CPUs ${client_cpus:-any};" \
-  "$connections connections per demo"
+echo "$pin_description; $connections connections per demo"
 echo "warming up ($warmup each)"
 for mode in "${modes[@]}"; do drive "${port[$mode]}" "$warmup" >/dev/null; done
 : >"$tmp/results"

@@ -21,28 +21,11 @@ duration=${DURATION:-6s}
 connections=${CONNECTIONS:-32}
 subscribers=${SUBSCRIBERS:-16}
 warmup=${WARMUP:-2s}
-cpus=$(nproc)
-server_cpus=${SERVER_CPUS:-}
-client_cpus=${CLIENT_CPUS:-}
-if [ -z "$server_cpus$client_cpus" ] && [ "$cpus" -ge 2 ]; then
-  server_cpus=$((cpus - 1))
-  client_cpus=0-$((cpus - 2))
-fi
-server_pin=()
-client_pin=()
-[ -n "$server_cpus" ] && server_pin=(taskset -c "$server_cpus")
-[ -n "$client_cpus" ] && client_pin=(taskset -c "$client_cpus")
-
 command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install wrk)" >&2; exit 1; }
-if [ ! -f "$build/CMakeCache.txt" ]; then
-  cmake --preset release -DCMAKE_COMPILE_WARNING_AS_ERROR=OFF >/dev/null
-fi
-cmake --build "$build" --target floodgate-demo >/dev/null
-demo="$build/examples/floodgate-demo"
-
-demo_pin=("${server_pin[@]}")
 # shellcheck source=bench/http/demos.sh
 source bench/http/demos.sh
+pin_cpus
+build_demo "$build"
 
 declare -A port admin
 modes=(streamed quiet control)

@@ -3,18 +3,10 @@
 #include "flow/qps_window.hpp"
 
 #include <algorithm>
-#include <chrono>
 
 namespace floodgate::flow {
 
 namespace {
-
-slot_verdict blocked(std::int64_t retry_after_ms) noexcept {
-  block_info b;
-  b.reason = block_reason::flow;
-  b.retry_after = std::chrono::milliseconds(retry_after_ms);
-  return slot_verdict::blocked(b);
-}
 
 // The shared window is one second on the store's clock; a refused pass may come back in a lease
 // any time within it.
@@ -30,7 +22,7 @@ slot_verdict cluster_controller::check(const flow_request& req, const selected_n
         return slot_verdict::pass();
       }
       lease_->note_miss(req.acquire);
-      return blocked(shared_window_ms);
+      return flow_blocked(shared_window_ms);
     case cluster_mode::fallback_pass:
       lease_->note_unchecked_pass();
       return slot_verdict::pass();
@@ -49,14 +41,14 @@ slot_verdict cluster_controller::check(const flow_request& req, const selected_n
       lease_->note_fallback_pass(req.acquire);
       return slot_verdict::pass();
     }
-    return blocked(a.retry_after_ms);
+    return flow_blocked(a.retry_after_ms);
   }
   const auto passes = static_cast<std::int64_t>(node.stats->pass_qps(req.now_ms));
   if (static_cast<double>(passes + req.acquire) <= count) {
     lease_->note_fallback_pass(req.acquire);
     return slot_verdict::pass();
   }
-  return blocked(window_retry_after_ms(*node.stats, req.now_ms, req.acquire, count));
+  return flow_blocked(window_retry_after_ms(*node.stats, req.now_ms, req.acquire, count));
 }
 
 }  // namespace floodgate::flow

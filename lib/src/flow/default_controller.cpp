@@ -2,20 +2,8 @@
 #include "flow/qps_window.hpp"
 
 #include <algorithm>
-#include <chrono>
 
 namespace floodgate::flow {
-
-namespace {
-
-slot_verdict blocked(std::int64_t retry_after_ms) noexcept {
-  block_info b;
-  b.reason = block_reason::flow;
-  b.retry_after = std::chrono::milliseconds(retry_after_ms);
-  return slot_verdict::blocked(b);
-}
-
-}  // namespace
 
 slot_verdict default_controller::check(const flow_request& req, const selected_node& node,
                                        bool can_hold, flow_booking& booking) noexcept {
@@ -34,7 +22,7 @@ slot_verdict default_controller::check(const flow_request& req, const selected_n
         unreserve(req.acquire);
         booking.reserved = false;
       }
-      return blocked(0);
+      return flow_blocked(0);
     }
     return slot_verdict::pass();
   }
@@ -71,7 +59,7 @@ slot_verdict default_controller::over_limit(const flow_request& req, const selec
       return slot_verdict::wait(o.start_ms * 1'000'000 - req.now_ns);
     }
   }
-  return blocked(retry_after_ms);
+  return flow_blocked(retry_after_ms);
 }
 
 slot_verdict default_controller::check_qps_on_node(const flow_request& req,
@@ -97,7 +85,7 @@ slot_verdict default_controller::check_qps_on_node(const flow_request& req,
           std::max<std::int64_t>(1, wait_ms * 1'000'000 - req.now_ns % 1'000'000));
     }
   }
-  return blocked(window_retry_after_ms(stats, req.now_ms, req.acquire, count_));
+  return flow_blocked(window_retry_after_ms(stats, req.now_ms, req.acquire, count_));
 }
 
 slot_verdict default_controller::check_concurrency(const flow_request& req,
@@ -113,7 +101,7 @@ slot_verdict default_controller::check_concurrency(const flow_request& req,
   std::int64_t cur = in_flight_.load(std::memory_order_acquire);
   do {
     if (static_cast<double>(std::max(cur, live) + need) > count_) {
-      return blocked(0);
+      return flow_blocked(0);
     }
   } while (!in_flight_.compare_exchange_weak(cur, cur + 1, std::memory_order_acq_rel,
                                              std::memory_order_acquire));

@@ -6,9 +6,18 @@
 #include "node/default_node.hpp"
 #include "stat/statistic_node.hpp"
 
+#include <chrono>
 #include <cstdint>
 
 namespace floodgate::flow {
+
+/// A controller's refusal: a flow block, retry after `retry_after_ms` (0: unknown).
+inline slot_verdict flow_blocked(std::int64_t retry_after_ms) noexcept {
+  block_info b;
+  b.reason = block_reason::flow;
+  b.retry_after = std::chrono::milliseconds(retry_after_ms);
+  return slot_verdict::blocked(b);
+}
 
 /** The part of an entry a controller needs. Built from a @ref check_context on the request path;
     tests build it from a manual clock. */

@@ -4,7 +4,6 @@
 #include "java_cast.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <limits>
 
@@ -83,11 +82,7 @@ slot_verdict warm_up_controller::check(const flow_request& req,
   if (static_cast<double>(passes + req.acquire) <= limit) {
     return slot_verdict::pass();
   }
-  block_info b;
-  b.reason = block_reason::flow;
-  b.retry_after =
-      std::chrono::milliseconds(window_retry_after_ms(node, req.now_ms, req.acquire, limit));
-  return slot_verdict::blocked(b);
+  return flow_blocked(window_retry_after_ms(node, req.now_ms, req.acquire, limit));
 }
 
 }  // namespace floodgate::flow

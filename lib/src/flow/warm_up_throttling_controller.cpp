@@ -2,7 +2,6 @@
 
 #include "java_cast.hpp"
 
-#include <chrono>
 #include <cmath>
 
 namespace floodgate::flow {
@@ -19,9 +18,7 @@ slot_verdict warm_up_throttling_controller::check(const flow_request& req,
     rate = bucket_.count();
   }
   if (!(rate > 0)) {
-    block_info b;
-    b.reason = block_reason::flow;
-    return slot_verdict::blocked(b);
+    return flow_blocked(0);
   }
   return schedule_.queue(req.now_ns, throttling_controller::cost_ns(req.acquire, rate), booking);
 }

@@ -1,6 +1,7 @@
 // The circuit breaker alone, driven with a manual clock: Sentinel's ExceptionCircuitBreakerTest
 // and ResponseTimeCircuitBreakerTest, the state machine's edges, and the single-probe race.
 #include "degrade/circuit_breaker_impl.hpp"
+#include "lib/degrade/degrade_test_support.hpp"
 
 #include <floodgate/chain/clock.hpp>
 
@@ -17,21 +18,13 @@ namespace {
 using admission = detail::circuit_breaker_impl::admission;
 using enum breaker_state;
 
-// The clock starts on a boundary of every interval used here, as Sentinel's mocked time does.
-constexpr std::int64_t start_ms = 1'000'000;
+constexpr std::int64_t start_ms = test_support::degrade_start_ms;
 
 degrade_rule rule_of(degrade_grade grade, double count, std::int32_t min_request,
                      std::int32_t stat_interval_ms, std::int32_t time_window_sec,
                      double slow_ratio = 1.0) {
-  degrade_rule r;
-  r.resource = "res";
-  r.grade = grade;
-  r.count = count;
-  r.slow_ratio_threshold = slow_ratio;
-  r.min_request_amount = min_request;
-  r.stat_interval_ms = stat_interval_ms;
-  r.time_window_sec = time_window_sec;
-  return r;
+  return test_support::degrade_rule_of("res", grade, count, min_request, stat_interval_ms,
+                                       time_window_sec, slow_ratio);
 }
 
 /// A breaker plus Sentinel's AbstractTimeBasedTest helpers.
