@@ -329,9 +329,10 @@ def main():
             browser.screenshot(os.path.join(out_dir, "dashboard-top.png"), whole_page=False)
         if mode == "page":
             browser.viewport(390, 844)
-            time.sleep(0.5)  # let the layout settle after the resize
-            narrow = browser.evaluate(FACTS)
-            if narrow["scrollWidth"] > narrow["innerWidth"]:
+            eventually(lambda: browser.evaluate("window.innerWidth") == 390,
+                       "the page to take the 390 px viewport")
+            narrow = browser.evaluate(FACTS)  # reading the widths lays the page out anew
+            if narrow["innerWidth"] != 390 or narrow["scrollWidth"] > narrow["innerWidth"]:
                 fail("the page scrolls sideways on a 390 px screen: %d > %d"
                      % (narrow["scrollWidth"], narrow["innerWidth"]))
             browser.screenshot(os.path.join(out_dir, "dashboard-narrow.png"))

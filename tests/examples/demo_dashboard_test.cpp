@@ -153,7 +153,7 @@ TEST_F(DemoTest, OtherMethodsOnTheStreamAre405) {
 }
 
 TEST_F(DemoTest, SigtermWithStreamSubscribersExitsPromptly) {
-  start(rules);
+  start(rules, {"--drain-timeout-ms", "600000"});  // streams are closed, not drained
   stream_client a{demo_->admin_port()};
   stream_client b{demo_->admin_port()};
   ASSERT_TRUE(a.read_until("data: "));

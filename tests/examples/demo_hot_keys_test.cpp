@@ -4,6 +4,7 @@
 
 #include <boost/json/array.hpp>
 
+#include <iostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -57,8 +58,11 @@ hotKeys:
   // floodgate_rules has the SPEC's five types only; a hotKeys rule shows in its own series.
   EXPECT_EQ(sample(m, "floodgate_rules", {{"type", "hot_keys"}}), std::nullopt);
   EXPECT_EQ(m.find("tail-"), std::string::npos) << "no value is a label";
-  if (const auto checked = promtool_check(m)) {
+  const auto checked = promtool_check(m);
+  if (checked) {
     EXPECT_TRUE(checked->ok) << checked->output;
+  } else {
+    std::cout << "SKIP: promtool is not installed: the hot-key series are not checked by it\n";
   }
 
   const boost::json::value rules = admin_json("/floodgate/rules");

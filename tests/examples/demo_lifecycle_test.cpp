@@ -9,7 +9,6 @@ namespace floodgate::test {
 namespace {
 
 using namespace std::chrono_literals;
-using clock_type = std::chrono::steady_clock;
 
 TEST_F(DemoTest, PrintsWhereItListensWithTheBoundPorts) {
   start("{}");
@@ -177,20 +176,21 @@ TEST_F(DemoTest, RequestHeaderOfMoreThan8KiBIs431ToTheByte) {
 TEST_F(DemoTest, ClientDisconnectMidRequestLeavesNothingInFlight) {
   start("{}");
   http_connection c{demo_->port()};
-  c.send_raw("GET /work?ms=20000 HTTP/1.1\r\nHost: x\r\n\r\n");
+  c.send_raw("GET /work?ms=60000 HTTP/1.1\r\nHost: x\r\n\r\n");
   ASSERT_TRUE(eventually([&] { return inflight("GET:/work") == 1; }, 10s));
   EXPECT_EQ(inflight("backend:work"), 1.0);
-  const auto t0 = clock_type::now();
   c.close();
+  // The handler would hold its entries for a minute: gone sooner, it was cancelled.
   EXPECT_TRUE(
-      eventually([&] { return inflight("GET:/work") == 0 && inflight("backend:work") == 0; }, 10s));
-  EXPECT_LT(clock_type::now() - t0, 5s) << "the handler is cancelled, not waited for";
+      eventually([&] { return inflight("GET:/work") == 0 && inflight("backend:work") == 0; }, 10s))
+      << "the handler is cancelled, not waited for";
   const auto resources = admin_json("/floodgate/resources").as_array();
   for (const auto& r : resources) EXPECT_EQ(r.at("concurrency").to_number<int>(), 0);
 }
 
+// The drain timeout is ten minutes here: a server that waited it out would not exit in time.
 TEST_F(DemoTest, ShutdownFinishesRequestsInFlightRefusesNewOnesAndExitsZero) {
-  start("{}");
+  start("{}", {"--drain-timeout-ms", "600000"});
   std::vector<http_response> responses(3);
   std::vector<std::thread> clients;
   for (auto& r : responses) {
@@ -198,7 +198,6 @@ TEST_F(DemoTest, ShutdownFinishesRequestsInFlightRefusesNewOnesAndExitsZero) {
   }
   ASSERT_TRUE(eventually([&] { return inflight("GET:/work") == 3; }, 10s));
   const std::uint16_t port = demo_->port();
-  const auto t0 = clock_type::now();
   demo_->signal(SIGTERM);
   EXPECT_TRUE(eventually([&] { return !can_connect(port); }, 2s)) << "listener closed at once";
   for (auto& t : clients) t.join();
@@ -206,32 +205,27 @@ TEST_F(DemoTest, ShutdownFinishesRequestsInFlightRefusesNewOnesAndExitsZero) {
     EXPECT_EQ(r.status, 200u);
     EXPECT_EQ(r.body, "worked 1500 ms\n");
   }
-  EXPECT_EQ(demo_->wait(15s), 0);
-  EXPECT_LT(clock_type::now() - t0, 8s) << "did not wait for the drain timeout";
+  EXPECT_EQ(demo_->wait(15s), 0) << "exits when the requests are done, not at the drain timeout";
   EXPECT_NE(demo_->out().find("stopped; in-flight requests: 0\n"), std::string::npos)
       << demo_->out();
 }
 
 TEST_F(DemoTest, ShutdownClosesIdleKeepAliveConnectionsAtOnce) {
-  start("{}");
+  start("{}", {"--drain-timeout-ms", "600000"});  // waiting for it would fail both checks
   http_connection idle{demo_->port()};
   ASSERT_EQ(idle.get("/hello").status, 200u);
-  const auto t0 = clock_type::now();
   demo_->signal(SIGINT);
   EXPECT_TRUE(idle.closed_by_peer());
   EXPECT_EQ(demo_->wait(15s), 0);
-  EXPECT_LT(clock_type::now() - t0, 5s);
 }
 
 TEST_F(DemoTest, DrainTimeoutCancelsWhatIsStillInFlight) {
   start("{}", {"--drain-timeout-ms", "300"});
   http_response r;
-  std::thread client([&] { r = get("/work?ms=30000"); });
+  std::thread client([&] { r = get("/work?ms=60000"); });
   ASSERT_TRUE(eventually([&] { return inflight("GET:/work") == 1; }, 10s));
-  const auto t0 = clock_type::now();
   demo_->signal(SIGTERM);
-  EXPECT_EQ(demo_->wait(15s), 0);
-  EXPECT_LT(clock_type::now() - t0, 8s);
+  EXPECT_EQ(demo_->wait(15s), 0) << "the request of a minute was cut at the drain timeout";
   client.join();
   EXPECT_EQ(r.status, 0u) << "the connection was closed, not answered";
   EXPECT_NE(demo_->out().find("stopped; in-flight requests: 0\n"), std::string::npos)

@@ -243,12 +243,13 @@ TEST_F(RuleFileWatcher, AFileBeingWrittenInPlaceIsNotLoadedUntilItsWriterClosesI
 
   const std::string prefix = rules_with_count(2);  // the first rule: valid alone
   const std::string rest = "  - resource: s\n    count: 5\n";
+  const std::uint64_t armed = timers_.scheduled();
   std::FILE* f = std::fopen(path.c_str(), "w");
   ASSERT_NE(f, nullptr);
   std::fputs(prefix.c_str(), f);
-  std::fflush(f);        // the writer pauses here, the file still open
-  io_.run_for(100ms);    // its events arrive
-  advance(50ms);         // a debounce,
+  std::fflush(f);  // the writer pauses here, the file still open
+  ASSERT_TRUE(run_until([&] { return timers_.scheduled() > armed; }));  // its events arrived
+  advance(50ms);   // a debounce,
   advance(100ms);        // and two polls
   advance(100ms);
   EXPECT_EQ(count_in_force(), 1);

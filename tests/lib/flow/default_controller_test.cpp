@@ -1,10 +1,12 @@
 // The reject controller (Sentinel's DefaultControllerTest, plus no-overshoot and borrowing).
 #include "flow/default_controller.hpp"
 
+#include "lib/support/held_rounds.hpp"
 #include "lib/support/slot_harness.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <thread>
 #include <vector>
@@ -158,28 +160,23 @@ TEST(DefaultController, RacingThreadsNeverHoldMoreThanCountInFlight) {
   for (const int threads : {2, 4, 8}) {
     slot_harness h;
     default_controller c{flow_grade::concurrency, 3};
-    std::atomic<int> inside{0};
-    std::atomic<int> most{0};
-    std::atomic<int> admitted{0};
-    std::vector<std::thread> pool;
-    for (int i = 0; i < threads; ++i) {
-      pool.emplace_back([&] {
-        for (int k = 0; k < 20'000; ++k) {
+    std::atomic<int> most_in_flight{0};
+    const auto admitted = test_support::admitted_per_round(
+        threads, 300,
+        [&](int) {
           flow_booking b;
-          if (!passes(c.check(h.request(), h.cluster_exclusive(), true, b))) continue;
-          const int now_inside = inside.fetch_add(1) + 1;
-          int seen = most.load();
-          while (now_inside > seen && !most.compare_exchange_weak(seen, now_inside)) {
+          if (!passes(c.check(h.request(), h.cluster_exclusive(), true, b))) return false;
+          const int now = static_cast<int>(c.in_flight());
+          int seen = most_in_flight.load();
+          while (now > seen && !most_in_flight.compare_exchange_weak(seen, now)) {
           }
-          admitted.fetch_add(1);
-          inside.fetch_sub(1);
-          c.release();
-        }
-      });
+          return true;
+        },
+        [&](int) { c.release(); });
+    for (std::size_t r = 0; r < admitted.size(); ++r) {
+      ASSERT_EQ(admitted[r], std::min(threads, 3)) << threads << " threads, round " << r;
     }
-    for (auto& t : pool) t.join();
-    EXPECT_LE(most.load(), 3) << threads << " threads";
-    EXPECT_GT(admitted.load(), 0);
+    EXPECT_LE(most_in_flight.load(), 3) << threads << " threads";
     EXPECT_EQ(c.in_flight(), 0);
   }
 }
