@@ -442,6 +442,7 @@ TEST(RedisCluster, AnInstanceThatNeverReachedRedisFallsBackToLessThanTheWholeCou
                 "solo");
   ASSERT_TRUE(eventually([&] { return inst.mode_is(cluster_mode::fallback_local); }, 2s));
   EXPECT_EQ(inst.rule().fallback_count, 10);
+  EXPECT_EQ(inst.adapter->status().live_instances, 2) << "the fleet the fallback divides by";
   EXPECT_LE(inst.flood(100), 10 + 1);  // a window edge may add one
 }
 

@@ -339,8 +339,12 @@ class redis_cluster::impl {
     // Never the whole count per instance: a fleet of N would admit N times it. An instance that
     // has not heard from Redis yet (it started during the outage) cannot know its fleet; a rule
     // shared across instances has at least two.
-    const std::int64_t fleet = std::max<std::int64_t>(live_, live_known_ ? 1 : 2);
-    return std::max(1.0, std::floor(r.rule.count / static_cast<double>(fleet)));
+    return std::max(1.0, std::floor(r.rule.count / static_cast<double>(fleet())));
+  }
+
+  /// The live instances the fallbacks divide by: at least two until a heartbeat counted them.
+  std::int64_t fleet() const noexcept {
+    return std::max<std::int64_t>(live_, live_known_ ? 1 : 2);
   }
 
   /// The passes this instance leased in the last window count against its local limit.
@@ -448,7 +452,7 @@ class redis_cluster::impl {
     s.state = state_;
     s.redis_cluster = router_.is_cluster();
     s.last_error = last_error_;
-    s.live_instances = live_;
+    s.live_instances = fleet();  // as the fallback counts divide by it
     s.lease_requests = results_;
     s.round_trip_bounds.assign(round_trip_bounds.begin(), round_trip_bounds.end());
     s.round_trip_buckets.assign(round_trip_counts_.begin(), round_trip_counts_.end());

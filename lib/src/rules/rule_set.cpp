@@ -1,8 +1,10 @@
 #include <floodgate/rules/rule_set.hpp>
 
 #include <map>
+#include <string_view>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace floodgate {
 
@@ -15,33 +17,53 @@ void validate_section(const std::vector<Rule>& rules, std::string_view section,
   }
 }
 
-/** A rule's `rule` label in metrics and the admin API: its name, else its place in the file.
-    Two rules of one resource with one label would export the same series (Prometheus drops
-    duplicates of a scrape, and the admin API could not tell them apart): the later one's name
-    is an error. Only named rules can collide (positions are unique). */
+/// A rule as its `rule` label sees it: its name, else its place in the file.
+struct labelled_rule {
+  std::string_view resource;
+  std::string_view section;
+  std::size_t index = 0;
+  std::string_view name;
+
+  std::string place() const { return std::string(section) + "[" + std::to_string(index) + "]"; }
+  std::string label() const { return name.empty() ? place() : std::string(name); }
+};
+
+template <class Rule>
+void add_labels(const std::vector<Rule>& rules, std::string_view section,
+                std::vector<labelled_rule>& out) {
+  for (std::size_t i = 0; i < rules.size(); ++i) {
+    out.push_back({rules[i].resource, section, i, rules[i].name});
+  }
+}
+
+/** Two rules of one resource with one label in one metric family would export the same series
+    (Prometheus drops duplicates of a scrape, and the admin API could not tell them apart): the
+    later name is an error. Only named rules can collide (positions are unique). `rules` are
+    those whose series share families: one section, or paramFlow and hotKeys, which both export
+    the hot-key families. */
+void check_labels_unique(const std::vector<labelled_rule>& rules,
+                         std::vector<rule_error>& errors) {
+  std::map<std::pair<std::string_view, std::string>, const labelled_rule*> first;
+  for (const auto& r : rules) {
+    if (r.name.empty()) first.emplace(std::pair{r.resource, r.label()}, &r);  // positions first
+  }
+  for (const auto& r : rules) {
+    if (r.name.empty()) continue;
+    const auto [at, fresh] = first.emplace(std::pair{r.resource, r.label()}, &r);
+    if (fresh) continue;
+    errors.push_back({r.place() + ".name",
+                      "\"" + std::string(r.name) + "\" already labels " + at->second->place() +
+                          " of resource \"" + std::string(r.resource) +
+                          "\" in metrics and the admin API; names must differ"});
+  }
+}
+
 template <class Rule>
 void check_labels_unique(const std::vector<Rule>& rules, std::string_view section,
                          std::vector<rule_error>& errors) {
-  const auto label_of = [&](std::size_t i) {
-    return rules[i].name.empty() ? std::string(section) + "[" + std::to_string(i) + "]"
-                                 : rules[i].name;
-  };
-  std::map<std::pair<std::string_view, std::string>, std::size_t> first;
-  for (std::size_t i = 0; i < rules.size(); ++i) {
-    if (!rules[i].name.empty()) continue;  // positions first: a name that spells one collides
-    first.emplace(std::pair{std::string_view{rules[i].resource}, label_of(i)}, i);
-  }
-  for (std::size_t i = 0; i < rules.size(); ++i) {
-    if (rules[i].name.empty()) continue;
-    const auto [at, fresh] =
-        first.emplace(std::pair{std::string_view{rules[i].resource}, label_of(i)}, i);
-    if (fresh) continue;
-    const std::string other = std::string(section) + "[" + std::to_string(at->second) + "]";
-    errors.push_back({std::string(section) + "[" + std::to_string(i) + "].name",
-                      "\"" + rules[i].name + "\" already labels " + other + " of resource \"" +
-                          rules[i].resource +
-                          "\" in metrics and the admin API; names must differ"});
-  }
+  std::vector<labelled_rule> labelled;
+  add_labels(rules, section, labelled);
+  check_labels_unique(labelled, errors);
 }
 
 }  // namespace
@@ -55,8 +77,10 @@ void validate(const rule_set& rules, std::vector<rule_error>& errors) {
   validate_section(rules.hot_keys, "hotKeys", errors);
   check_labels_unique(rules.flow, "flow", errors);
   check_labels_unique(rules.degrade, "degrade", errors);
-  check_labels_unique(rules.param_flow, "paramFlow", errors);
-  check_labels_unique(rules.hot_keys, "hotKeys", errors);
+  std::vector<labelled_rule> hot_key_families;  // a tracked paramFlow rule exports them too
+  add_labels(rules.param_flow, "paramFlow", hot_key_families);
+  add_labels(rules.hot_keys, "hotKeys", hot_key_families);
+  check_labels_unique(hot_key_families, errors);
   if (rules.cluster) {
     validate(*rules.cluster, errors);
     return;

@@ -268,6 +268,13 @@ const bad_input bad_inputs[] = {
     {"HotKeysNamesOfOneResourceCollide",
      "hotKeys:\n  - {name: n, resource: a, paramIdx: 0, threshold: 1}\n  - {name: n, resource: a, paramIdx: 1, threshold: 1}\n",
      3, 12, "hotKeys[1].name", "\"n\" already labels hotKeys[0]"},
+    // paramFlow and hotKeys rules both export the hot-key families: their labels share them.
+    {"HotKeysNameOfAParamFlowRulesResourceCollides",
+     "paramFlow:\n  - {name: hot, resource: a, paramIdx: 0, count: 5}\nhotKeys:\n  - {name: hot, resource: a, paramIdx: 1, threshold: 1}\n",
+     4, 12, "hotKeys[0].name", "\"hot\" already labels paramFlow[0] of resource \"a\""},
+    {"HotKeysNameSpellsAParamFlowRulesPlace",
+     "paramFlow:\n  - {resource: a, paramIdx: 0, count: 5}\nhotKeys:\n  - {name: \"paramFlow[0]\", resource: a, paramIdx: 1, threshold: 1}\n",
+     4, 12, "hotKeys[0].name", "\"paramFlow[0]\" already labels paramFlow[0] of resource \"a\""},
 };
 
 class RuleFileRejects : public ::testing::TestWithParam<bad_input> {};

@@ -45,6 +45,7 @@ struct redis_cluster_status {
   std::string state;  ///< idle (no cluster rules) | connecting | connected | down
   bool redis_cluster = false;  ///< the endpoints are a Redis Cluster (else one standalone server)
   std::string last_error;
+  /// Live instances as the last heartbeat counted them; 2 until one has (what fallbacks assume).
   std::int64_t live_instances = 1;
   std::array<std::uint64_t, lease_result_count> lease_requests{};
   /// Round trips of lease requests: upper bounds in seconds, cumulative counts, sum, count.

@@ -58,7 +58,8 @@ struct engine_options {
   /// Load / CPU readings for system rules. Null means the process sampler, started only when
   /// system rules are loaded.
   std::shared_ptr<const system_status_source> system_status;
-  /// Track the values of every paramFlow rule's parameter (hot keys; 360 KiB per rule).
+  /// Track the values of every paramFlow rule's parameter (hot keys; 412 KiB per rule on 2
+  /// CPUs, more with more CPUs or a larger `top`: README, "Hot keys").
   bool track_param_flow_values = true;
   /** How often the engine's hot-key ticker refreshes hot keys and tells observers, once one is
       registered; 0: no ticker (refresh_hot_keys() is then up to the application, the admin API
