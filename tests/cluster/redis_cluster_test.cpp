@@ -262,6 +262,58 @@ TEST(RedisCluster, AFailedOverMasterMeansFallbackThenGlobalAgainOnTheNewMaster) 
             << " ms after the master was killed\n";
 }
 
+/// Calls of `verb` (as INFO commandstats names it, e.g. "cluster|slots") a server has served.
+long long calls_of(const redis_server& node, const std::string& verb) {
+  const std::string info = node.command({"INFO", "commandstats"});
+  const std::string field = "cmdstat_" + verb + ":calls=";
+  const auto at = info.find(field);
+  return at == std::string::npos ? 0 : std::stoll(info.substr(at + field.size()));
+}
+
+// A master down in a Redis Cluster whose other nodes answer: every connect succeeds (the slot map
+// comes from a live node) and the first call to that master fails. The adapter backs off as after
+// any failure; an audit saw it reconnect at once, hundreds of CLUSTER SLOTS a second. The
+// engine's clock stands still here, so a backoff means no attempt at all.
+TEST(RedisCluster, AMasterDownInARedisClusterIsRetriedWithBackoffNotAtOnce) {
+  std::string why;
+  auto nodes = testing::start_cluster(why, 0);
+  if (nodes.empty()) GTEST_SKIP() << "Redis Cluster unavailable: " << why;
+  manual_clock clock;
+  engine eng{engine_options{.time = &clock}};
+  auto rules = global_rule(nodes[0]->url(), 1000);
+  for (std::size_t i = 1; i < nodes.size(); ++i) rules.cluster->redis.push_back(nodes[i]->url());
+  ASSERT_TRUE(eng.load_rules(rules));
+  redis_cluster adapter{eng, {.instance_id = "solo"}};
+  context ctx{eng, "ctx"};
+  const std::string key = "{test:GET:/hello:default}:window";
+  redis_server* owner = nullptr;
+  ASSERT_TRUE(eventually([&] {
+    (void)eng.enter(ctx, "GET:/hello");
+    for (auto& n : nodes) {
+      if (n->command({"EXISTS", key}) == ":1") owner = n.get();
+    }
+    return owner != nullptr;
+  })) << adapter.status().last_error;
+  owner->kill();
+  const auto mode = [&] {
+    const auto s = adapter.status();
+    return s.rules.empty() ? cluster_mode::global : s.rules[0].mode;
+  };
+  clock.advance_ms(600);  // the quiet rule's PING finds its master gone
+  ASSERT_TRUE(eventually([&] { return mode() == cluster_mode::fallback_local; }, 3s));
+  const auto slot_reads = [&] {
+    long long n = 0;
+    for (auto& node : nodes) {
+      if (node.get() != owner) n += calls_of(*node, "cluster|slots");
+    }
+    return n;
+  };
+  const long long before = slot_reads();
+  std::this_thread::sleep_for(300ms);  // hundreds of adapter ticks on a clock that stands still
+  EXPECT_LE(slot_reads() - before, 1) << "reconnected without waiting for the backoff";
+  EXPECT_TRUE(adapter.status().redis_cluster) << "still a Redis Cluster while a master is down";
+}
+
 TEST(RedisCluster, AvgLocalMeansCountTimesLiveInstances) {
   START_REDIS_OR_SKIP(redis);
   const auto rules = global_rule(redis->url(), 20, {.threshold_type = cluster_threshold_type::avg_local});

@@ -160,11 +160,9 @@ class redis_cluster::impl {
       if (now < next_connect_ms_) return;
       if (!connect()) {
         fail(last_error_, false);
-        backoff_ms_ = std::min(max_backoff_ms, backoff_ms_ * 2);
-        next_connect_ms_ = now_ms() + backoff_ms_;
         return;
       }
-      backoff_ms_ = first_backoff_ms;
+      connected_since_ms_ = now_ms();
       next_heartbeat_ms_ = 0;
       for (tracked_rule& r : rules_) r.last_answer_ms = now;
     }
@@ -224,6 +222,8 @@ class redis_cluster::impl {
       router_.close();  // a changed section reconnects
       next_connect_ms_ = 0;
       backoff_ms_ = first_backoff_ms;
+      connected_since_ms_ = -1;
+      redis_cluster_ = false;
       // Leases and windows of the old Redis mean nothing to the new one.
       for (tracked_rule& t : rules_) {
         t.lease->revoke();
@@ -283,6 +283,7 @@ class redis_cluster::impl {
     ++commands_;
     last_error_ = router_.connect(seeds, std::chrono::milliseconds(config_.timeout_ms));
     if (!last_error_.empty()) return false;
+    redis_cluster_ = router_.is_cluster();
     state_ = "connected";
     return true;
   }
@@ -419,11 +420,26 @@ class redis_cluster::impl {
     last_error_ = why;
     state_ = "down";
     router_.close();
-    next_connect_ms_ = std::min(next_connect_ms_, now_ms() + backoff_ms_);
+    schedule_reconnect();
     for (tracked_rule& r : rules_) {
       if (r.last_error.empty()) r.last_error = why;
       enter_fallback(r);
     }
+  }
+
+  /** The next connection attempt, backoff_ms_ from now, and the backoff after it twice as long
+      (up to max_backoff_ms). A connection that served for max_backoff_ms starts the backoff
+      over; one that failed sooner keeps doubling it: in a Redis Cluster whose seed answers while
+      a rule's master is down, every connect succeeds and the first lease request fails, and
+      reconnecting at once made hundreds of CLUSTER SLOTS a second. */
+  void schedule_reconnect() {
+    const std::int64_t now = now_ms();
+    if (connected_since_ms_ >= 0 && now - connected_since_ms_ >= max_backoff_ms) {
+      backoff_ms_ = first_backoff_ms;
+    }
+    connected_since_ms_ = -1;
+    next_connect_ms_ = now + backoff_ms_;
+    backoff_ms_ = std::min(max_backoff_ms, backoff_ms_ * 2);
   }
 
   void observe_round_trip(std::chrono::steady_clock::duration d) {
@@ -450,7 +466,7 @@ class redis_cluster::impl {
     redis_cluster_status s;
     s.endpoints = config_.redis;
     s.state = state_;
-    s.redis_cluster = router_.is_cluster();
+    s.redis_cluster = redis_cluster_;
     s.last_error = last_error_;
     s.live_instances = fleet();  // as the fallback counts divide by it
     s.lease_requests = results_;
@@ -481,6 +497,8 @@ class redis_cluster::impl {
   std::int64_t live_ = 1;
   bool live_known_ = false;  ///< a heartbeat has counted the live instances
   std::int64_t next_connect_ms_ = 0;
+  std::int64_t connected_since_ms_ = -1;  ///< when the open connection was made; -1: none
+  bool redis_cluster_ = false;  ///< the last connection's endpoints were a Redis Cluster
   std::int64_t next_heartbeat_ms_ = 0;
   std::int64_t backoff_ms_ = first_backoff_ms;
   std::array<std::uint64_t, lease_result_count> results_{};
