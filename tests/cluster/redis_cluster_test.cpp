@@ -314,6 +314,46 @@ TEST(RedisCluster, AMasterDownInARedisClusterIsRetriedWithBackoffNotAtOnce) {
   EXPECT_TRUE(adapter.status().redis_cluster) << "still a Redis Cluster while a master is down";
 }
 
+// After an outage longer than the heartbeats' expiry, the instances announce themselves again one
+// by one. The first one back saw 1 live instance and set its fallback to the whole count, which a
+// second outage within that second then let it admit (an audit: 183 a second against 100). A
+// smaller count is believed only once every instance has had the expiry to announce itself.
+TEST(RedisCluster, TheFleetDoesNotShrinkWhileItsInstancesAnnounceThemselvesAgain) {
+  START_REDIS_OR_SKIP(redis);
+  const std::string key = "{test}:instances";
+  const auto add_peers = [&] {  // two other instances, announced far into the future
+    return redis->command(
+        {"EVAL",
+         "local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] / 1000) "
+         "redis.call('ZADD', KEYS[1], now + 600000, 'peer-a', now + 600000, 'peer-b') return 1",
+         "1", key});
+  };
+  ASSERT_EQ(add_peers(), ":1");
+  manual_clock clock;
+  engine eng{engine_options{.time = &clock}};
+  ASSERT_TRUE(eng.load_rules(global_rule(redis->url(), 99)));
+  redis_cluster adapter{eng, {.instance_id = "solo"}};
+  const auto status_rule = [&] { return adapter.status().rules.at(0); };
+  ASSERT_TRUE(eventually([&] { return adapter.status().live_instances == 3; }));
+  // An outage: the quiet rule's PING times out, the rule falls back to a third of the count.
+  redis->pause();
+  clock.advance_ms(600);
+  ASSERT_TRUE(eventually([&] { return status_rule().mode == cluster_mode::fallback_local; }, 3s));
+  EXPECT_EQ(status_rule().fallback_count, 33);
+  // Redis back with every heartbeat expired; this instance is the first to announce itself.
+  redis->resume();
+  ASSERT_EQ(redis->command({"DEL", key}), ":1");
+  clock.advance_ms(100);  // past the reconnect backoff
+  ASSERT_TRUE(eventually([&] { return redis->command({"ZSCORE", key, "solo"}).size() > 3; }));
+  std::this_thread::sleep_for(50ms);  // adapter ticks publish the heartbeat's count
+  EXPECT_EQ(adapter.status().live_instances, 3) << "a census under way is not instances gone";
+  EXPECT_EQ(status_rule().fallback_count, 33);
+  // Alone for the whole expiry: now it is believed.
+  clock.advance_ms(3'000);
+  ASSERT_TRUE(eventually([&] { return adapter.status().live_instances == 1; }, 3s));
+  EXPECT_EQ(status_rule().fallback_count, 99);
+}
+
 TEST(RedisCluster, AvgLocalMeansCountTimesLiveInstances) {
   START_REDIS_OR_SKIP(redis);
   const auto rules = global_rule(redis->url(), 20, {.threshold_type = cluster_threshold_type::avg_local});

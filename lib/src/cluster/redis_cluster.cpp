@@ -320,8 +320,14 @@ class redis_cluster::impl {
       return false;
     }
     if (const auto* n = r.value.integer(); n != nullptr && *n > 0) {
-      live_ = *n;
-      live_known_ = true;
+      // After an outage longer than the heartbeats' expiry, the instances announce themselves
+      // again one by one: until every one has had instance_ttl_ms to, a smaller count is a
+      // census under way, not instances gone. Taken at face value it made the first instance
+      // back believe it was alone, and a second outage then gave it the whole count.
+      const bool census_done =
+          connected_since_ms_ >= 0 && now_ms() - connected_since_ms_ >= instance_ttl_ms;
+      if (*n > live_ || census_done) live_ = *n;
+      if (census_done) live_known_ = true;
     }
     answered(nullptr);
     next_heartbeat_ms_ = now_ms() + heartbeat_ms;
@@ -343,7 +349,7 @@ class redis_cluster::impl {
     return std::max(1.0, std::floor(r.rule.count / static_cast<double>(fleet())));
   }
 
-  /// The live instances the fallbacks divide by: at least two until a heartbeat counted them.
+  /// The live instances the fallbacks divide by: at least two until a whole census counted them.
   std::int64_t fleet() const noexcept {
     return std::max<std::int64_t>(live_, live_known_ ? 1 : 2);
   }
