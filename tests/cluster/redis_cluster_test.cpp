@@ -550,6 +550,21 @@ TEST(RedisCluster, AWrongPasswordIsReportedAndFallsBack) {
   EXPECT_TRUE(eventually([&] { return inst.mode_is(cluster_mode::global); }, 3s));
 }
 
+// A changed cluster: section is another Redis: a rule's error is that one's, not the old one's.
+TEST(RedisCluster, ARulesErrorAfterAClusterChangeIsTheNewRedisOnes) {
+  START_REDIS_OR_SKIP(redis, {.password = "right"});
+  auto rules = global_rule("redis://:wrong@127.0.0.1:" + std::to_string(redis->port()), 10);
+  instance inst(rules, "solo");
+  ASSERT_TRUE(eventually([&] { return inst.rule().last_error.find("AUTH") != std::string::npos; },
+                         2s))
+      << inst.rule().last_error;
+  rules.cluster->redis = {"redis://127.0.0.1:" + std::to_string(testing::free_port())};
+  ASSERT_TRUE(inst.eng.load_rules(rules));
+  EXPECT_TRUE(eventually(
+      [&] { return inst.rule().last_error.find("connect to") != std::string::npos; }, 3s))
+      << inst.rule().last_error;
+}
+
 TEST(RedisCluster, SpentPassesOfARuleLabelOnlyGrowAcrossReloads) {
   START_REDIS_OR_SKIP(redis);
   auto rules = global_rule(redis->url(), 1000);

@@ -224,11 +224,12 @@ class redis_cluster::impl {
       backoff_ms_ = first_backoff_ms;
       connected_since_ms_ = -1;
       redis_cluster_ = false;
-      // Leases and windows of the old Redis mean nothing to the new one.
+      // Leases, windows and errors of the old Redis mean nothing to the new one.
       for (tracked_rule& t : rules_) {
         t.lease->revoke();
         t.spent_before = t.spent();
         t.planner = lease_planner();
+        t.last_error.clear();
       }
     }
     std::vector<tracked_rule> next;
