@@ -42,14 +42,15 @@ TEST(LeasePlanner, HoldsOnWhileTheLeaseLastsAndHandsBackWhatExpiredUnspent) {
   p.on_reply(lease, *ask, granted(5, 10, 60), 1000);
   ASSERT_TRUE(lease.try_take(2, 1001));
   EXPECT_FALSE(p.plan(lease, 1030, 100));  // 3 left and valid: nothing to ask
-  ask = p.plan(lease, 1058, 100);          // expired at 1058
+  EXPECT_FALSE(p.plan(lease, 1058, 100));  // expired at 1058; the store's bucket ends at 1060
+  EXPECT_EQ(p.spent(), 2u);
+  EXPECT_EQ(lease.available(), 0u);
+  ask = p.plan(lease, 1062, 100);  // surely over on the store's clock
   ASSERT_TRUE(ask);
   EXPECT_EQ(ask->returned, 3u);
   EXPECT_EQ(ask->returned_bucket, 10);
-  EXPECT_EQ(p.spent(), 2u);
-  EXPECT_EQ(lease.available(), 0u);
-  p.on_reply(lease, *ask, granted(1, 11, 100), 1058);
-  EXPECT_EQ(p.plan(lease, 1158, 100)->returned, 1u);  // only the new lease's unspent pass
+  p.on_reply(lease, *ask, granted(1, 11, 98), 1062);
+  EXPECT_EQ(p.plan(lease, 1162, 100)->returned, 1u);  // only the new lease's unspent pass
 }
 
 // A timeout may come after Redis ran the script: sending the hand-back again could free the same
@@ -59,11 +60,11 @@ TEST(LeasePlanner, AHandBackWhoseRequestFailedIsNotSentAgain) {
   lease_planner p;
   auto ask = p.plan(lease, 1000, 100);
   p.on_reply(lease, *ask, granted(5, 10, 60), 1000);
-  ask = p.plan(lease, 1058, 100);
+  ask = p.plan(lease, 1062, 100);
   ASSERT_TRUE(ask);
   ASSERT_EQ(ask->returned, 5u);
   p.on_failure(*ask);
-  ask = p.plan(lease, 1059, 100);
+  ask = p.plan(lease, 1063, 100);
   ASSERT_TRUE(ask);
   EXPECT_EQ(ask->returned, 0u);
 }
@@ -77,7 +78,8 @@ TEST(LeasePlanner, GrowsTheLeaseWithDemandUpToTheLimit) {
     const auto ask = p.plan(lease, now, 100);
     ASSERT_TRUE(ask);
     asked = ask->asked;
-    p.on_reply(lease, *ask, granted(ask->asked, bucket, 100), now);
+    p.on_reply(lease, *ask, granted(ask->asked, bucket, 100 - lease_planner::expiry_margin_ms),
+               now);
     while (lease.try_take(1, now)) {
     }
     lease.note_miss(50);  // 50 more wanted every bucket
@@ -114,13 +116,15 @@ TEST(LeasePlanner, AWindowFullOfItsOwnUnspentPassesIsAskedAgainWithThemAtOnce) {
   // Asked 3, granted 2: the window is full until 1900, when its oldest bucket leaves.
   p.on_reply(lease, lease_ask{.asked = 3}, granted(2, 10, 60, 900), 1000);
   ASSERT_TRUE(lease.try_take(1, 1001));
-  // The lease ends at 1058 with one pass unspent: handing it back frees room, so ask now.
-  const auto ask = p.plan(lease, 1058, 10);
+  // The lease ends at 1058 with one pass unspent: handing it back frees room, so ask as soon as
+  // the store's bucket is over (1062).
+  EXPECT_FALSE(p.plan(lease, 1058, 10));
+  const auto ask = p.plan(lease, 1062, 10);
   ASSERT_TRUE(ask);
   EXPECT_EQ(ask->returned, 1u);
   EXPECT_EQ(ask->returned_bucket, 10);
   // Granted nothing even so: the window is full of other passes; wait for it.
-  p.on_reply(lease, *ask, granted(0, 11, 100, 842), 1058);
+  p.on_reply(lease, *ask, granted(0, 11, 98, 838), 1062);
   lease.note_miss(1);
   EXPECT_FALSE(p.plan(lease, 1899, 10));
   EXPECT_TRUE(p.plan(lease, 1900, 10));
@@ -148,15 +152,15 @@ TEST(LeasePlanner, OnlyAnInstanceWithoutDemandInTheLastWindowAsksSpeculatively) 
   EXPECT_TRUE(ask->speculative);  // nothing seen yet
   p.on_reply(lease, *ask, granted(1, 10, 50), 1000);
   ASSERT_TRUE(lease.try_take(1, 1001));
-  ask = p.plan(lease, 1050, 100);  // the lease ended, spent: demand
+  ask = p.plan(lease, 1052, 100);  // the lease ended, spent: demand
   ASSERT_TRUE(ask);
   EXPECT_FALSE(ask->speculative);
-  p.on_reply(lease, *ask, granted(1, 11, 100), 1050);
-  ask = p.plan(lease, 1150, 100);  // unspent, but the spent pass is 100 ms old
+  p.on_reply(lease, *ask, granted(1, 11, 98), 1052);
+  ask = p.plan(lease, 1152, 100);  // unspent, but the spent pass is 100 ms old
   ASSERT_TRUE(ask);
   EXPECT_FALSE(ask->speculative);
-  p.on_reply(lease, *ask, granted(1, 12, 100), 1150);
-  ask = p.plan(lease, 2050, 100);  // a whole window without demand
+  p.on_reply(lease, *ask, granted(1, 12, 98), 1152);
+  ask = p.plan(lease, 2052, 100);  // a whole window without demand
   ASSERT_TRUE(ask);
   EXPECT_TRUE(ask->speculative);
 }
@@ -209,6 +213,40 @@ TEST(LeasePlanner, AnEmptyLeaseThatRequestsMissedIsRefilledToAtLeastABucketsShar
   const auto ask = refill_after_a_miss(lease, p, 200);
   ASSERT_TRUE(ask);
   EXPECT_EQ(ask->asked, 20u);  // 200 a window of ten buckets
+}
+
+
+// The lease ends expiry_margin_ms before its bucket does on the local clock, but the store's
+// bucket has not ended then: an ask sent at once was granted a pass of the ending bucket (1-2 ms
+// left), which expired on arrival and was asked for again a tick later — two identical lease
+// calls a bucket for an idle instance.
+TEST(LeasePlanner, TheNextLeaseIsAskedForOnlyOnceTheStoreBucketHasEnded) {
+  cluster_lease lease;
+  lease_planner p;
+  auto ask = p.plan(lease, 1000, 100);
+  ASSERT_TRUE(ask);
+  p.on_reply(lease, *ask, granted(1, 10, 100), 1000);  // bucket 10 ends at about 1100 here
+  EXPECT_FALSE(p.plan(lease, 1098, 100));  // the lease expired, the store's bucket has not
+  EXPECT_EQ(lease.available(), 0u);        // (revoked all the same: not spent past 1098)
+  EXPECT_FALSE(p.plan(lease, 1101, 100));
+  ask = p.plan(lease, 1100 + lease_planner::expiry_margin_ms, 100);
+  ASSERT_TRUE(ask);
+  EXPECT_EQ(ask->returned, 1u);
+  EXPECT_EQ(ask->returned_bucket, 10);
+}
+
+// What the audit saw: the ask at 1098 reached the store in bucket 10's last millisecond.
+TEST(LeasePlanner, AGrantThatExpiresOnArrivalIsNotAskedForAgainBeforeItsBucketEnds) {
+  cluster_lease lease;
+  lease_planner p;
+  auto ask = p.plan(lease, 1000, 100);
+  p.on_reply(lease, *ask, granted(1, 10, 1), 1000);  // 1 ms left: the lease is over on arrival
+  EXPECT_FALSE(lease.try_take(1, 1000));
+  EXPECT_FALSE(p.plan(lease, 1002, 100));  // the same ask would land in bucket 10 again
+  ask = p.plan(lease, 1003, 100);
+  ASSERT_TRUE(ask);
+  EXPECT_EQ(ask->returned, 1u);
+  EXPECT_EQ(ask->returned_bucket, 10);
 }
 
 }  // namespace

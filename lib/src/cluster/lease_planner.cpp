@@ -49,6 +49,12 @@ std::optional<lease_ask> lease_planner::plan(cluster_lease& lease, std::int64_t 
   if (!empty || (now_ms < next_ask_ms_ && returned_ == 0)) {
     return std::nullopt;
   }
+  // A lease ends expiry_margin_ms before its bucket on this clock; the store's bucket ends up to
+  // expiry_margin_ms after (`sent` and TIME are each read up to 1 ms late). Asked before then, the
+  // store would still be in that bucket and grant passes that expire on arrival.
+  if (bucket_ < 0 && now_ms < bucket_over_ms_) {
+    return std::nullopt;
+  }
   const bool speculative = misses == 0 && now_ms - last_demand_ms_ >= window_ms;
   if (speculative && now_ms < next_speculative_ms_ && returned_ == 0) {
     return std::nullopt;
@@ -99,6 +105,7 @@ void lease_planner::on_reply(cluster_lease& lease, const lease_ask& ask, const l
   bucket_ = reply.bucket;
   granted_ = static_cast<std::uint32_t>(reply.granted);
   expires_ms_ = expires;
+  bucket_over_ms_ = sent_ms + reply.left_ms + expiry_margin_ms;
   lease.grant(granted_, expires);  // empty since the revoke: request threads only take
 }
 

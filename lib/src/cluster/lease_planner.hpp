@@ -82,6 +82,9 @@ class lease_planner {
 
   std::int64_t bucket_ = -1;
   std::int64_t expires_ms_ = 0;
+  /// The last grant's bucket has surely ended on the store's clock from here (engine clock): an
+  /// ask sent before it would be granted passes of that bucket, over on arrival.
+  std::int64_t bucket_over_ms_ = 0;
   std::uint32_t granted_ = 0;
   std::uint32_t returned_ = 0;
   std::int64_t returned_bucket_ = -1;
