@@ -104,7 +104,10 @@ class endpoints {
       }
       if (backend.wait() > std::chrono::nanoseconds::zero()) {
         co_await sleep_for(backend.wait());
-        backend.proceed();
+        if (!backend.proceed()) {
+          co_return floodgate::beast::make_blocked_response(backend.block(), backend_resource,
+                                                            req.version(), req.keep_alive());
+        }
       }
     }
     co_await sleep_for(std::chrono::milliseconds(ms));

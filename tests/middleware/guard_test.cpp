@@ -440,6 +440,51 @@ TEST_F(GuardTest, ThrottledRequestWaitsOnATimerWhileTheThreadServesOthers) {
   EXPECT_EQ(concurrency("GET:/hello"), 0);
 }
 
+// A QPS rule next to a throttling rule decides when the wait ends (as Sentinel's FlowSlot does
+// after its sleep): of ten requests queued 100 ms apart, the five that fit the second run, the
+// rest are answered 429 when their turn comes, and the handler never runs for them.
+TEST_F(GuardTest, AThrottledRequestIsCheckedByTheQpsRuleWhenItsWaitEnds) {
+  flow_rule queue{.resource = "GET:/hello",
+                  .count = 10,
+                  .behavior = control_behavior::throttling,
+                  .max_queueing_time_ms = 2'000};
+  flow_rule per_second{.resource = "GET:/hello", .count = 5};
+  auto& eng = make_engine({.flow = {queue, per_second}});
+  manual_timer_queue timers{clock_};
+  options_.timers = &timers;
+  const counting_handler handler;
+  auto g = guard(eng, options_, handler);
+  asio::io_context io;
+  std::vector<unsigned> statuses;
+  std::vector<std::string> reasons;
+  for (int i = 0; i < 10; ++i) {
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+          auto msg = co_await g(get("/hello"), {});
+          const auto r = parse(msg);
+          statuses.push_back(r.status);
+          reasons.push_back(std::string(r.header("X-Floodgate-Blocked")));
+        },
+        asio::detached);
+  }
+  io.poll();
+  for (int step = 0; step < 9; ++step) {
+    clock_.advance_ms(100);
+    timers.run_due();
+    io.poll();
+  }
+  io.run();
+  ASSERT_EQ(statuses.size(), 10u);
+  for (std::size_t i = 0; i < statuses.size(); ++i) {
+    EXPECT_EQ(statuses[i], i < 5 ? 200u : 429u) << i;
+    EXPECT_EQ(reasons[i], i < 5 ? "" : "flow") << i;
+  }
+  EXPECT_EQ(*handler.calls, 5);
+  EXPECT_EQ(totals("GET:/hello").passed.load(), 5u);
+  EXPECT_EQ(concurrency("GET:/hello"), 0);
+}
+
 TEST_F(GuardTest, ThrottledRequestWaitsOnARealTimerByDefault) {
   flow_rule rule{.resource = "GET:/hello",
                  .count = 20,

@@ -52,8 +52,10 @@ class engine_impl {
 
   entry enter(context& ctx, node::cluster_node* cluster, const entry_options& options) noexcept;
   void exit(entry& e) noexcept;
-  /// Counts a waiting entry's pass and in-flight request, once (entry::proceed, or its exit).
-  void count_start(entry& e) noexcept;
+  /** Counts a waiting entry's pass and in-flight request, once (entry::proceed, or its exit),
+      after the flow rules left for the end of its wait let it pass. False: one of them blocked
+      it, and the entry is now a block (counted as one, holding nothing). */
+  bool count_start(entry& e) noexcept;
 
   load_result load_rules(const rule_set& rules);
   void add_slot(std::shared_ptr<slot> s);
@@ -87,6 +89,9 @@ class engine_impl {
                                           const check_context& cc, entry_tokens& tokens) noexcept;
   static void unwind(const rule_snapshot& snap, const resource_rules* rules, stage reached,
                      const check_context& cc, entry_tokens& tokens) noexcept;
+  /// count_start()'s check of the rules left for the end of the wait; on a block, turns the
+  /// entry into one. False when blocked.
+  bool check_after_wait(entry& e, std::int64_t now_ms) noexcept;
 
   /** The write point of the calling thread at `now_ms` for every node of this engine, in the
       shard `ws`. The thread keeps the window arithmetic of the last one it computed (one per

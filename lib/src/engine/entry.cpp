@@ -54,10 +54,11 @@ void entry::exit() noexcept {
   }
 }
 
-void entry::proceed() noexcept {
+bool entry::proceed() noexcept {
   if (status_ == status::passed && !counted_ && engine_ != nullptr) {
-    engine_->count_start(*this);
+    return engine_->count_start(*this);
   }
+  return !blocked();
 }
 
 std::string_view entry::resource() const noexcept {

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 
 namespace floodgate {
 
@@ -191,7 +192,8 @@ entry engine_impl::enter(context& ctx, node::cluster_node* cluster,
                            origin,
                            registry_,
                            options_.occupy_timeout_ms,
-                           options.precise_duration};
+                           options.precise_duration,
+                           options.proceeds_after_wait};
     return run_checks(snap, rules, cc, tokens);
   }();
 
@@ -245,15 +247,72 @@ void engine_impl::count_pass(node::cluster_node& cluster, node::default_node& no
   }
 }
 
-void engine_impl::count_start(entry& e) noexcept {
+bool engine_impl::count_start(entry& e) noexcept {
   if (e.counted_ || e.snapshot_ == nullptr) {
-    return;
+    return true;
   }
   e.counted_ = true;
   const std::int64_t now_ms = now(e.precise_).ms;
+  if (e.out_.tokens.flow_after_wait != 0) [[unlikely]] {
+    if (!check_after_wait(e, now_ms)) {
+      return false;
+    }
+  }
   const stat::write_point at = point_at(*e.cluster_, now_ms, stat::this_thread_shard());
   count_pass(*e.cluster_, *e.node_, e.origin_node_, e.type_ == entry_type::inbound, e.rules_, at,
              e.acquire_, e.out_.tokens);
+  return true;
+}
+
+bool engine_impl::check_after_wait(entry& e, std::int64_t now_ms) noexcept {
+  const resource_rules* rules = e.rules_;
+  entry_tokens& tokens = e.out_.tokens;
+  if (rules == nullptr || !rules->flow || e.ctx_ == nullptr) {
+    tokens.flow_after_wait = 0;
+    return true;
+  }
+  const bool inbound = e.type_ == entry_type::inbound;
+  const check_context cc{now_ms,
+                         now_ms * 1'000'000,
+                         *clock_,
+                         e.cluster_->name(),
+                         e.ctx_->entrance_ != nullptr ? e.ctx_->entrance_->name() : "",
+                         e.ctx_->origin_,
+                         e.type_,
+                         e.acquire_,
+                         false,
+                         {},
+                         {},
+                         *e.cluster_,
+                         *e.node_,
+                         e.origin_node_,
+                         registry_,
+                         options_.occupy_timeout_ms,
+                         e.precise_,
+                         true};
+  const slot_verdict v = rules->flow->check_after_wait(cc, tokens);
+  if (v.outcome != slot_verdict::kind::block) {
+    return true;
+  }
+  // Blocked as Sentinel's FlowSlot blocks after a throttling sleep: what the other stages took
+  // at the entry (a half-open probe, per-value counts) goes back, and it counts as a block.
+  if (rules->degrade) rules->degrade->on_blocked_later(cc, tokens);
+  if (rules->param) rules->param->on_blocked_later(cc, tokens);
+  const stat::write_point at = point_at(*e.cluster_, now_ms, stat::this_thread_shard());
+  const std::uint32_t n = e.acquire_;
+  e.node_->add_block(at, n);
+  if (e.origin_node_ != nullptr) e.origin_node_->add_block(at, n);
+  if (inbound) registry_.inbound().add_block(at, n);
+  e.cluster_->totals().blocked[static_cast<std::size_t>(block_reason::flow)].add(at);
+  if (e.depth_ >= 0 && e.depth_ < e.ctx_->depth_) {
+    e.ctx_->depth_ = e.depth_;
+    e.ctx_->current_ = e.parent_;
+  }
+  snapshot_.release(e.pin_stripe_, e.pin_slot_);
+  e.snapshot_ = nullptr;
+  e.status_ = entry::status::blocked;
+  std::construct_at(&e.out_.block, v.block);
+  return false;
 }
 
 void engine_impl::exit(entry& e) noexcept {
@@ -261,7 +320,9 @@ void engine_impl::exit(entry& e) noexcept {
     return;  // passed unchecked
   }
   if (!e.counted_) [[unlikely]] {
-    count_start(e);  // exited without proceeding: counted now, so the exit has a pass to close
+    // Exited without proceeding: counted now, so the exit has a pass to close (or, blocked by a
+    // rule left for the end of the wait, nothing to close).
+    if (!count_start(e)) return;
   }
   const instant at_exit = now(e.precise_);
   const std::int64_t now_ms = at_exit.ms;

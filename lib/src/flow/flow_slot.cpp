@@ -7,6 +7,7 @@
 #include "flow_controller.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <bit>
 
 namespace floodgate {
@@ -28,6 +29,9 @@ struct compiled_rule {
   std::int32_t index = 0;
   flow::limit_app_kind kind = flow::limit_app_kind::all;
   bool dry_run = false;
+  /// A local QPS reject rule of a resource that also queues requests: an entry that waits is
+  /// checked by it when the wait ends (check_after_wait), as Sentinel checks it after the sleep.
+  bool after_wait = false;
   flow_rule rule;  // limitApp normalised: empty → "default"
   std::shared_ptr<flow::detail::flow_controller> shared;
 };
@@ -49,6 +53,11 @@ struct resource_flow_rules::impl {
   // The full check, from rule `first` on (the rules before it passed on a lease).
   slot_verdict check_from(std::size_t first, const check_context& ctx,
                           entry_tokens& tokens) const noexcept;
+  // Rule i's check and its bookkeeping: the final verdict (a block, or a borrowing wait), or
+  // nothing to go on with the next rule (a wait is kept in `wait_ns`, the longest).
+  std::optional<slot_verdict> check_rule(std::size_t i, const flow::flow_request& req,
+                                         const check_context& ctx, entry_tokens& tokens,
+                                         std::int64_t& wait_ns) const noexcept;
 
   // Gives back whatever this entry's check took (tokens.flow_*), and clears it.
   void give_back(std::uint32_t acquire, entry_tokens& tokens) const noexcept {
@@ -113,8 +122,12 @@ std::unique_ptr<resource_flow_rules> resource_flow_rules::build(
     }
     const bool dry_run = ir.rule.dry_run;
     p->rules.push_back(
-        {nullptr, nullptr, nullptr, ir.index, kind, dry_run, std::move(ir.rule), nullptr});
+        {nullptr, nullptr, nullptr, ir.index, kind, dry_run, false, std::move(ir.rule), nullptr});
   }
+  const bool queues = std::any_of(p->rules.begin(), p->rules.end(), [](const compiled_rule& c) {
+    return !c.dry_run && (c.rule.behavior == control_behavior::throttling ||
+                          c.rule.behavior == control_behavior::warm_up_throttling);
+  });
   // Sentinel's FlowRuleComparator: any specific limitApp (`other` too) before `default`.
   std::stable_partition(p->rules.begin(), p->rules.end(),
                         [](const compiled_rule& c) { return c.kind != flow::limit_app_kind::all; });
@@ -136,9 +149,12 @@ std::unique_ptr<resource_flow_rules> resource_flow_rules::build(
       }
     }
     c.controller = c.shared.get();
+    // Checked after a wait: never on a lease taken at the entry (the pass lands later).
+    c.after_wait = queues && !c.dry_run && c.controller->qps_reject() != nullptr &&
+                   static_cast<std::size_t>(&c - p->rules.data()) < tracked_rules;
     if (c.kind == flow::limit_app_kind::all && c.rule.strategy == flow_strategy::direct &&
         !c.dry_run) {
-      c.leased = c.controller->qps_reject();
+      c.leased = c.after_wait ? nullptr : c.controller->qps_reject();
       if (const auto* lease = c.controller->lease()) {
         c.fleet = lease->get();
       }
@@ -156,67 +172,107 @@ slot_verdict resource_flow_rules::impl::check_from(std::size_t first, const chec
                                                    entry_tokens& tokens) const noexcept {
   const auto req = flow::flow_request::from(ctx);
   std::int64_t wait_ns = 0;
+  std::uint32_t after_wait = 0;  // rules left for when a wait ends
   for (std::size_t i = first; i < rules.size(); ++i) {
-    const compiled_rule& r = rules[i];
-    const auto node = flow::select_node(r.rule, r.kind, ctx, named);
-    if (!node) {
+    if (rules[i].after_wait && ctx.proceeds_after_wait) {
+      after_wait |= std::uint32_t{1} << i;
       continue;
     }
-    const bool tracked = i < tracked_rules;
-    flow::flow_booking booking;
-    const slot_verdict v = r.dry_run ? check_dry_run(*r.controller, req, node, tracked, booking)
-                                     : r.controller->check(req, node, tracked, booking);
-    if (tracked) {
-      const auto bit = std::uint32_t{1} << i;
-      if (booking.admitted_window >= 0) {
-        if (tokens.flow_admitted == 0) {
-          tokens.flow_admit_window = booking.admitted_window;
-        }
-        // One window is kept per entry; a booking elsewhere is not refunded (errs towards fewer).
-        if (tokens.flow_admit_window == booking.admitted_window) {
-          tokens.flow_admitted |= bit;
-        }
-      }
-      if (booking.held) {
-        tokens.flow_held |= bit;
-      }
-      if (booking.reserved) {
-        tokens.flow_reserved |= bit;
-      }
-      // A place in a throttling queue; with several, the first is given back on a block (the
-      // others wait behind it anyway, or stay taken: errs towards fewer admissions).
-      if (booking.queued && tokens.flow_queued == 0) {
-        tokens.flow_queued = bit;
-        tokens.flow_queue_from_ns = booking.queue_from_ns;
-        tokens.flow_queue_to_ns = booking.queue_to_ns;
-      }
+    if (const auto v = check_rule(i, req, ctx, tokens, wait_ns)) {
+      return *v;
     }
-    if (booking.pass_booked) {
-      // Prioritized borrowing ends the checks, as Sentinel's PriorityWaitException does: the
-      // pass is booked in a future window, the request waits for it, nothing else is asked.
-      tokens.pass_booked = true;
-      return slot_verdict::wait(std::max(wait_ns, v.wait_ns));
-    }
-    if (v.outcome == slot_verdict::kind::pass) {
-      continue;
-    }
-    if (v.outcome == slot_verdict::kind::wait) {
-      // Several rules queueing one request: it waits for the latest of them, not the sum
-      // (Sentinel sleeps rule by rule, each from the time the previous sleep ended).
-      wait_ns = std::max(wait_ns, r.dry_run ? 0 : v.wait_ns);
-      continue;
-    }
-    if (r.dry_run) {
-      ctx.cluster.totals().dry_run_blocks.fetch_add(1, std::memory_order_relaxed);
-      continue;
-    }
-    give_back(ctx.acquire, tokens);
-    block_info b = v.block;
-    b.reason = block_reason::flow;
-    b.rule_index = r.index;
-    return slot_verdict::blocked(b);
   }
-  return wait_ns > 0 ? slot_verdict::wait(wait_ns) : slot_verdict::pass();
+  if (wait_ns > 0) {
+    tokens.flow_after_wait = after_wait;
+    return slot_verdict::wait(wait_ns);
+  }
+  for (auto bits = after_wait; bits != 0; bits &= bits - 1) {  // no wait: they decide now
+    if (const auto v = check_rule(static_cast<std::size_t>(std::countr_zero(bits)), req, ctx,
+                                  tokens, wait_ns)) {
+      return *v;
+    }
+  }
+  return slot_verdict::pass();
+}
+
+std::optional<slot_verdict> resource_flow_rules::impl::check_rule(
+    std::size_t i, const flow::flow_request& req, const check_context& ctx, entry_tokens& tokens,
+    std::int64_t& wait_ns) const noexcept {
+  const compiled_rule& r = rules[i];
+  const auto node = flow::select_node(r.rule, r.kind, ctx, named);
+  if (!node) {
+    return std::nullopt;
+  }
+  const bool tracked = i < tracked_rules;
+  flow::flow_booking booking;
+  const slot_verdict v = r.dry_run ? check_dry_run(*r.controller, req, node, tracked, booking)
+                                   : r.controller->check(req, node, tracked, booking);
+  if (tracked) {
+    const auto bit = std::uint32_t{1} << i;
+    if (booking.admitted_window >= 0) {
+      if (tokens.flow_admitted == 0) {
+        tokens.flow_admit_window = booking.admitted_window;
+      }
+      // One window is kept per entry; a booking elsewhere is not refunded (errs towards fewer).
+      if (tokens.flow_admit_window == booking.admitted_window) {
+        tokens.flow_admitted |= bit;
+      }
+    }
+    if (booking.held) {
+      tokens.flow_held |= bit;
+    }
+    if (booking.reserved) {
+      tokens.flow_reserved |= bit;
+    }
+    // A place in a throttling queue; with several, the first is given back on a block (the
+    // others wait behind it anyway, or stay taken: errs towards fewer admissions).
+    if (booking.queued && tokens.flow_queued == 0) {
+      tokens.flow_queued = bit;
+      tokens.flow_queue_from_ns = booking.queue_from_ns;
+      tokens.flow_queue_to_ns = booking.queue_to_ns;
+    }
+  }
+  if (booking.pass_booked) {
+    // Prioritized borrowing ends the checks, as Sentinel's PriorityWaitException does: the
+    // pass is booked in a future window, the request waits for it, nothing else is asked.
+    tokens.pass_booked = true;
+    return slot_verdict::wait(std::max(wait_ns, v.wait_ns));
+  }
+  if (v.outcome == slot_verdict::kind::pass) {
+    return std::nullopt;
+  }
+  if (v.outcome == slot_verdict::kind::wait) {
+    // Several rules queueing one request: it waits for the latest of them, not the sum
+    // (Sentinel sleeps rule by rule, each from the time the previous sleep ended).
+    wait_ns = std::max(wait_ns, r.dry_run ? 0 : v.wait_ns);
+    return std::nullopt;
+  }
+  if (r.dry_run) {
+    ctx.cluster.totals().dry_run_blocks.fetch_add(1, std::memory_order_relaxed);
+    return std::nullopt;
+  }
+  give_back(ctx.acquire, tokens);
+  block_info b = v.block;
+  b.reason = block_reason::flow;
+  b.rule_index = r.index;
+  return slot_verdict::blocked(b);
+}
+
+slot_verdict resource_flow_rules::check_after_wait(const check_context& ctx,
+                                                   entry_tokens& tokens) const noexcept {
+  auto req = flow::flow_request::from(ctx);
+  req.prioritized = false;  // no borrowing now: the entry has waited already
+  tokens.flow_queued = 0;   // its place in the queue was used: a block does not give it back
+  const std::uint32_t after_wait = tokens.flow_after_wait;
+  tokens.flow_after_wait = 0;
+  std::int64_t wait_ns = 0;
+  for (auto bits = after_wait; bits != 0; bits &= bits - 1) {
+    if (const auto v = impl_->check_rule(static_cast<std::size_t>(std::countr_zero(bits)), req,
+                                         ctx, tokens, wait_ns)) {
+      return *v;
+    }
+  }
+  return slot_verdict::pass();
 }
 
 void resource_flow_rules::on_recorded(std::uint32_t acquire, entry_tokens& tokens) const noexcept {

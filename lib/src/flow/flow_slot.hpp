@@ -89,6 +89,11 @@ class resource_flow_rules {
   /// The entry passed and its pass is recorded on every node: end its reservations
   /// (entry_tokens::flow_reserved).
   void on_recorded(std::uint32_t acquire, entry_tokens& tokens) const noexcept;
+  /** The entry's wait is over: the rules check() left for then (entry_tokens::flow_after_wait,
+      the local QPS reject rules of a resource that queues requests) decide now, on the
+      windows the pass will land in, as Sentinel's FlowSlot checks the rules after a throttling
+      sleep. A block gives back what the entry holds, but not its used place in the queue. */
+  slot_verdict check_after_wait(const check_context& ctx, entry_tokens& tokens) const noexcept;
   /// A later slot blocked the entry: give back what check() took.
   void on_blocked_later(const check_context& ctx, entry_tokens& tokens) const noexcept;
   void on_exit(const exit_context& ctx, entry_tokens& tokens) const noexcept;

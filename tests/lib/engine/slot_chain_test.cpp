@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -105,6 +106,61 @@ TEST_F(SlotChain, NoWaitExceedsTheLongestMaxQueueingTime) {
       EXPECT_TRUE(e.blocked()) << i;
     }
   }
+}
+
+// Sentinel's FlowSlot checks a QPS reject rule after a throttling rule's sleep, on the window the
+// pass then lands in. Checked at the entry instead, the QPS rule's window held passes the
+// statistics counted a second later: an audit saw 7-8 a second for `count: 5`.
+TEST_F(SlotChain, AQpsRuleChecksAThrottledEntryWhenItsWaitEnds) {
+  flow_rule per_second{.resource = "res", .count = 5};
+  load({.flow = {throttled(10), per_second}});  // a request every 100 ms, at most 5 a second
+  const entry_options after_wait{.proceeds_after_wait = true};
+  std::vector<std::unique_ptr<context>> contexts;
+  std::vector<entry> queued;
+  for (int i = 0; i < 10; ++i) {
+    contexts.push_back(std::make_unique<context>(eng, "ctx"));
+    queued.push_back(eng.enter(*contexts.back(), "res", after_wait));
+    ASSERT_TRUE(queued.back()) << i;
+    EXPECT_EQ(queued.back().wait(), milliseconds(100 * i)) << i;
+  }
+  const auto* res = eng.nodes().find_resource("res");
+  const std::int64_t start = clock.now_ms();
+  for (int i = 0; i < 10; ++i) {
+    clock.set_ms(start + 100 * i);  // this entry's wait ends
+    const bool proceeds = queued[static_cast<std::size_t>(i)].proceed();
+    EXPECT_EQ(proceeds, i < 5) << i;
+    if (!proceeds) {
+      const entry& e = queued[static_cast<std::size_t>(i)];
+      EXPECT_TRUE(e.blocked()) << i;
+      EXPECT_EQ(e.block().reason, block_reason::flow) << i;
+      EXPECT_EQ(e.block().rule_index, 1) << i;
+    }
+  }
+  EXPECT_EQ(res->total_pass(clock.now_ms()), 5u);
+  EXPECT_EQ(res->block_request(clock.now_ms()), 5u);
+  EXPECT_EQ(res->concurrency(), 5) << "the blocked ones hold nothing";
+  // A wait given up (the entry exits without proceeding) is checked then too.
+  context late_ctx{eng, "ctx"};
+  entry late = eng.enter(late_ctx, "res", after_wait);
+  ASSERT_TRUE(late);
+  late.exit();
+  EXPECT_TRUE(late.blocked());
+  EXPECT_EQ(res->total_pass(clock.now_ms()), 5u);
+  queued.clear();
+  EXPECT_EQ(res->concurrency(), 0);
+}
+
+// Without a wait, or for a caller that does not proceed after one, the rule decides at the entry.
+TEST_F(SlotChain, AQpsRuleNextToAThrottlingRuleStillDecidesEntriesThatDoNotWait) {
+  load({.flow = {throttled(1000), {.resource = "res", .count = 2}}});
+  const entry_options after_wait{.proceeds_after_wait = true};
+  EXPECT_TRUE(eng.enter(ctx, "res", after_wait));
+  clock.advance_ms(1);
+  EXPECT_TRUE(eng.enter(ctx, "res", after_wait));
+  clock.advance_ms(1);
+  const entry third = eng.enter(ctx, "res", after_wait);
+  EXPECT_TRUE(third.blocked());
+  EXPECT_EQ(third.block().rule_index, 1);
 }
 
 TEST_F(SlotChain, PrioritizedBorrowingEndsTheChecksBeforeTheBreaker) {

@@ -50,6 +50,9 @@ struct entry_tokens {
   /// Bit i: holds a reservation of flow rule i, which counts the entry until its pass is
   /// recorded on the node the rule reads (chain rules on a node other entries also write).
   std::uint32_t flow_reserved = 0;
+  /// Bit i: flow rule i decides when the entry's wait ends (a QPS reject rule of a resource
+  /// that queues requests: the pass lands then, in the window it must fit).
+  std::uint32_t flow_after_wait = 0;
   std::int64_t flow_queue_from_ns;
   std::int64_t flow_queue_to_ns;
   /// Per-value in-flight counters held: the first param_held_count are set (the rest are
@@ -78,6 +81,9 @@ struct check_context {
   /// now_ms was read from the clock for this entry (entry_options::precise_duration), not taken
   /// from the millisecond word a ticker thread refreshes (which a busy machine may leave stale).
   bool now_is_fresh = false;
+  /// The caller proceeds when a wait ends (entry_options::proceeds_after_wait): checks that
+  /// concern the moment the pass lands may wait for it.
+  bool proceeds_after_wait = false;
 };
 
 /// Everything a slot may look at when an entry exits.

@@ -54,9 +54,12 @@ class [[nodiscard]] entry {
   /// How long the caller must wait before doing the work (throttling, prioritized borrowing).
   std::chrono::nanoseconds wait() const noexcept { return std::chrono::nanoseconds{wait_ns_}; }
 
-  /// The @ref wait is over and the work starts: counts the pass and the request in flight
-  /// (entry_options::proceeds_after_wait). Does nothing otherwise, or once called.
-  void proceed() noexcept;
+  /** The @ref wait is over and the work starts: counts the pass and the request in flight
+      (entry_options::proceeds_after_wait). Does nothing otherwise, or once called. Returns
+      false when the entry is blocked: a resource that queues requests checks its QPS reject
+      rules when the wait ends, as Sentinel's FlowSlot does after its sleep, and one of them may
+      block the entry then — it is then blocked() with its block(), and holds nothing. */
+  bool proceed() noexcept;
 
   /// Marks the entry as failed (Sentinel's Tracer): counted as an exception, seen by breakers.
   void trace_error() noexcept { error_ = true; }

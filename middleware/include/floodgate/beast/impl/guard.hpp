@@ -83,7 +83,11 @@ auto guarded_handler<Handler, Executor>::operator()(http::request<Body, Fields> 
     } else {
       co_await detail::wait_for<executor_type>(e.wait());
     }
-    e.proceed();  // counted as passed and in flight from now, as Sentinel counts after its sleep
+    // Counted as passed and in flight from now, as Sentinel counts after its sleep; a QPS rule
+    // checked when the wait ends (as Sentinel's FlowSlot checks after the sleep) may block it.
+    if (!e.proceed()) {
+      co_return blocked(e, resource, version, keep_alive, quota_of(ctx, e), head);
+    }
   }
   const quota_status quota = quota_of(ctx, e);  // after proceed(): the window holds this pass
 
