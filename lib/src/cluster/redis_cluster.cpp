@@ -224,6 +224,8 @@ class redis_cluster::impl {
       backoff_ms_ = first_backoff_ms;
       connected_since_ms_ = -1;
       redis_cluster_ = false;
+      live_ = fleet_ = 1;  // another Redis or namespace: another fleet
+      live_known_ = false;
       // Leases, windows and errors of the old Redis mean nothing to the new one.
       for (tracked_rule& t : rules_) {
         t.lease->revoke();
@@ -327,7 +329,8 @@ class redis_cluster::impl {
       // back believe it was alone, and a second outage then gave it the whole count.
       const bool census_done =
           connected_since_ms_ >= 0 && now_ms() - connected_since_ms_ >= instance_ttl_ms;
-      if (*n > live_ || census_done) live_ = *n;
+      live_ = *n;  // avg_local's limit takes the count as it is (fewer: errs towards fewer)
+      if (*n > fleet_ || census_done) fleet_ = *n;
       if (census_done) live_known_ = true;
     }
     answered(nullptr);
@@ -352,7 +355,7 @@ class redis_cluster::impl {
 
   /// The live instances the fallbacks divide by: at least two until a whole census counted them.
   std::int64_t fleet() const noexcept {
-    return std::max<std::int64_t>(live_, live_known_ ? 1 : 2);
+    return std::max<std::int64_t>(fleet_, live_known_ ? 1 : 2);
   }
 
   /// The passes this instance leased in the last window count against its local limit.
@@ -501,8 +504,9 @@ class redis_cluster::impl {
   std::string lease_sha_, heartbeat_sha_;
   std::string state_ = "idle";
   std::string last_error_;
-  std::int64_t live_ = 1;
-  bool live_known_ = false;  ///< a heartbeat has counted the live instances
+  std::int64_t live_ = 1;   ///< the last heartbeat's count
+  std::int64_t fleet_ = 1;  ///< the count fallbacks divide by: falls only after a whole census
+  bool live_known_ = false;  ///< a whole census has counted the live instances
   std::int64_t next_connect_ms_ = 0;
   std::int64_t connected_since_ms_ = -1;  ///< when the open connection was made; -1: none
   bool redis_cluster_ = false;  ///< the last connection's endpoints were a Redis Cluster

@@ -29,8 +29,9 @@ struct compiled_rule {
   std::int32_t index = 0;
   flow::limit_app_kind kind = flow::limit_app_kind::all;
   bool dry_run = false;
-  /// A local QPS reject rule of a resource that also queues requests: an entry that waits is
-  /// checked by it when the wait ends (check_after_wait), as Sentinel checks it after the sleep.
+  /// A local QPS reject or warm-up rule of a resource that also queues requests: an entry that
+  /// waits is checked by it when the wait ends (check_after_wait), as Sentinel checks it after
+  /// the sleep.
   bool after_wait = false;
   flow_rule rule;  // limitApp normalised: empty → "default"
   std::shared_ptr<flow::detail::flow_controller> shared;
@@ -150,7 +151,10 @@ std::unique_ptr<resource_flow_rules> resource_flow_rules::build(
     }
     c.controller = c.shared.get();
     // Checked after a wait: never on a lease taken at the entry (the pass lands later).
-    c.after_wait = queues && !c.dry_run && c.controller->qps_reject() != nullptr &&
+    const bool reads_the_window =
+        c.controller->qps_reject() != nullptr ||
+        (c.rule.grade == flow_grade::qps && c.rule.behavior == control_behavior::warm_up);
+    c.after_wait = queues && !c.dry_run && reads_the_window &&
                    static_cast<std::size_t>(&c - p->rules.data()) < tracked_rules;
     if (c.kind == flow::limit_app_kind::all && c.rule.strategy == flow_strategy::direct &&
         !c.dry_run) {
@@ -174,7 +178,8 @@ slot_verdict resource_flow_rules::impl::check_from(std::size_t first, const chec
   std::int64_t wait_ns = 0;
   std::uint32_t after_wait = 0;  // rules left for when a wait ends
   for (std::size_t i = first; i < rules.size(); ++i) {
-    if (rules[i].after_wait && ctx.proceeds_after_wait) {
+    // A prioritized entry keeps Sentinel's borrowing: it is checked now, and may book ahead.
+    if (rules[i].after_wait && ctx.proceeds_after_wait && !ctx.prioritized) {
       after_wait |= std::uint32_t{1} << i;
       continue;
     }

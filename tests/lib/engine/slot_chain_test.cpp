@@ -54,8 +54,8 @@ TEST_F(SlotChain, AThrottledRequestIsCountedAsPassedAndInFlightWhenItsWaitEnds) 
   EXPECT_EQ(res->concurrency(), 1);
 
   clock.advance_ms(100);
-  second.proceed();
-  second.proceed();  // once only
+  EXPECT_TRUE(second.proceed());
+  EXPECT_TRUE(second.proceed());  // once only
   EXPECT_EQ(res->total_pass(clock.now_ms()), 2u);
   EXPECT_EQ(res->concurrency(), 2);
 
@@ -148,6 +148,40 @@ TEST_F(SlotChain, AQpsRuleChecksAThrottledEntryWhenItsWaitEnds) {
   EXPECT_EQ(res->total_pass(clock.now_ms()), 5u);
   queued.clear();
   EXPECT_EQ(res->concurrency(), 0);
+}
+
+// A warm-up rule reads the window's passes as well: checked at the entry, every queued request
+// of a burst saw the passes before the queue and passed (ten here, where a cold start allows 3).
+TEST_F(SlotChain, AWarmUpRuleChecksAThrottledEntryWhenItsWaitEnds) {
+  flow_rule warm{.resource = "res",
+                 .count = 9,  // cold: 9 / coldFactor 3 = 3 a second
+                 .behavior = control_behavior::warm_up,
+                 .warm_up_period_sec = 10};
+  flow_rule queue{.resource = "res",
+                  .count = 100,  // 10 ms apart
+                  .behavior = control_behavior::throttling,
+                  .max_queueing_time_ms = 1'000};
+  load({.flow = {queue, warm}});
+  const entry_options after_wait{.proceeds_after_wait = true};
+  std::vector<std::unique_ptr<context>> contexts;
+  std::vector<entry> queued;
+  for (int i = 0; i < 10; ++i) {
+    contexts.push_back(std::make_unique<context>(eng, "ctx"));
+    queued.push_back(eng.enter(*contexts.back(), "res", after_wait));
+    ASSERT_TRUE(queued.back()) << i;
+  }
+  const std::int64_t start = clock.now_ms();
+  int proceeded = 0;
+  for (int i = 0; i < 10; ++i) {
+    clock.set_ms(start + 10 * i);
+    if (queued[static_cast<std::size_t>(i)].proceed()) {
+      ++proceeded;
+    } else {
+      EXPECT_EQ(queued[static_cast<std::size_t>(i)].block().rule_index, 1) << i;
+    }
+  }
+  EXPECT_GE(proceeded, 1);
+  EXPECT_LE(proceeded, 3) << "the warm-up rule counts the passes that landed before each one";
 }
 
 // Without a wait, or for a caller that does not proceed after one, the rule decides at the entry.

@@ -33,9 +33,10 @@ struct entry_options {
   bool precise_duration = false;
   /** The caller calls entry::proceed() when an entry's wait (throttling) is over: such an entry
       is counted as passed and in flight then, as Sentinel counts a throttled request after its
-      flow slot's sleep. Otherwise it is counted at enter, wait or not (a caller that never says
-      when its work starts is never left out of the in-flight count). The HTTP middleware sets
-      it. */
+      flow slot's sleep, unless a QPS reject or warm-up rule of its resource, checked then as
+      Sentinel checks it after the sleep, blocks it (proceed() returns false). Otherwise it is
+      counted and checked at enter, wait or not (a caller that never says when its work starts
+      is never left out of the in-flight count). The HTTP middleware sets it. */
   bool proceeds_after_wait = false;
 };
 

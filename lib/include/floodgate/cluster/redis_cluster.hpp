@@ -45,7 +45,8 @@ struct redis_cluster_status {
   std::string state;  ///< idle (no cluster rules) | connecting | connected | down
   bool redis_cluster = false;  ///< the endpoints are a Redis Cluster (else one standalone server)
   std::string last_error;
-  /// Live instances as the last heartbeat counted them; 2 until one has (what fallbacks assume).
+  /// Live instances as the fallbacks count them: at least 2 until a first complete census, and
+  /// after a reconnection not below the last count until every instance could announce itself.
   std::int64_t live_instances = 1;
   std::array<std::uint64_t, lease_result_count> lease_requests{};
   /// Round trips of lease requests: upper bounds in seconds, cumulative counts, sum, count.

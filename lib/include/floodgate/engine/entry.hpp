@@ -29,7 +29,8 @@ struct rule_snapshot;
     counted as passed and in flight from then, as Sentinel counts a throttled request after its
     flow slot's sleep: while it waits, what reads the node statistics (a concurrency rule on a
     shared node, system maxThread, warm-up throttling's rate, the metrics) does not count it.
-    One that exits without proceeding is counted at its exit.
+    The flow rules that decide when the wait ends may block it then (proceed() returns false).
+    One that exits without proceeding is counted at its exit (as a pass, or as that block).
 
     A blocked entry carries its @ref block_info and has nothing to exit.
 
@@ -57,9 +58,10 @@ class [[nodiscard]] entry {
   /** The @ref wait is over and the work starts: counts the pass and the request in flight
       (entry_options::proceeds_after_wait). Does nothing otherwise, or once called. Returns
       false when the entry is blocked: a resource that queues requests checks its QPS reject
-      rules when the wait ends, as Sentinel's FlowSlot does after its sleep, and one of them may
-      block the entry then — it is then blocked() with its block(), and holds nothing. */
-  bool proceed() noexcept;
+      and warm-up rules when the wait ends, as Sentinel's FlowSlot does after its sleep, and one
+      of them may block the entry then — it is then blocked() with its block(), holds nothing,
+      and the work must not run. */
+  [[nodiscard]] bool proceed() noexcept;
 
   /// Marks the entry as failed (Sentinel's Tracer): counted as an exception, seen by breakers.
   void trace_error() noexcept { error_ = true; }
