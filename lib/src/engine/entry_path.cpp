@@ -276,7 +276,9 @@ bool engine_impl::check_after_wait(entry& e, std::int64_t now_ms) noexcept {
                          now_ms * 1'000'000,
                          *clock_,
                          e.cluster_->name(),
-                         e.ctx_->entrance_ != nullptr ? e.ctx_->entrance_->name() : "",
+                         e.ctx_->entrance_ != nullptr
+                             ? std::string_view(e.ctx_->entrance_->name())
+                             : std::string_view{},
                          e.ctx_->origin_,
                          e.type_,
                          e.acquire_,

@@ -184,6 +184,32 @@ TEST_F(SlotChain, AWarmUpRuleChecksAThrottledEntryWhenItsWaitEnds) {
   EXPECT_LE(proceeded, 3) << "the warm-up rule counts the passes that landed before each one";
 }
 
+// The check after the wait sees the entry's context as the check at the entry did: a CHAIN rule
+// (its entrance) applies then as it would have.
+TEST_F(SlotChain, AChainRuleCheckedWhenTheWaitEndsKnowsTheEntrance) {
+  flow_rule per_second{.resource = "res",
+                       .count = 2,
+                       .strategy = flow_strategy::chain,
+                       .ref_resource = "entrance-a"};
+  load({.flow = {throttled(10), per_second}});
+  const entry_options after_wait{.proceeds_after_wait = true};
+  context a1{eng, "entrance-a"};
+  context a2{eng, "entrance-a"};
+  context b{eng, "entrance-b"};
+  entry first = eng.enter(a1, "res", after_wait);
+  entry second = eng.enter(a2, "res", after_wait);
+  entry other = eng.enter(b, "res", after_wait);
+  ASSERT_TRUE(first && second && other);
+  clock.advance_ms(200);
+  EXPECT_TRUE(second.proceed());
+  EXPECT_TRUE(other.proceed()) << "another entrance is not limited by the rule";
+  entry third = eng.enter(a1, "res", after_wait);
+  ASSERT_TRUE(third);
+  clock.advance_ms(100);
+  EXPECT_FALSE(third.proceed()) << "two a second through entrance-a";
+  EXPECT_EQ(third.block().rule_index, 1);
+}
+
 // Without a wait, or for a caller that does not proceed after one, the rule decides at the entry.
 TEST_F(SlotChain, AQpsRuleNextToAThrottlingRuleStillDecidesEntriesThatDoNotWait) {
   load({.flow = {throttled(1000), {.resource = "res", .count = 2}}});
