@@ -153,7 +153,8 @@ std::unique_ptr<resource_flow_rules> resource_flow_rules::build(
     // Checked after a wait: never on a lease taken at the entry (the pass lands later).
     const bool reads_the_window =
         c.controller->qps_reject() != nullptr ||
-        (c.rule.grade == flow_grade::qps && c.rule.behavior == control_behavior::warm_up);
+        (c.rule.grade == flow_grade::qps && c.rule.behavior == control_behavior::warm_up &&
+         !c.rule.cluster_mode);
     c.after_wait = queues && !c.dry_run && reads_the_window &&
                    static_cast<std::size_t>(&c - p->rules.data()) < tracked_rules;
     if (c.kind == flow::limit_app_kind::all && c.rule.strategy == flow_strategy::direct &&
@@ -178,8 +179,10 @@ slot_verdict resource_flow_rules::impl::check_from(std::size_t first, const chec
   std::int64_t wait_ns = 0;
   std::uint32_t after_wait = 0;  // rules left for when a wait ends
   for (std::size_t i = first; i < rules.size(); ++i) {
-    // A prioritized entry keeps Sentinel's borrowing: it is checked now, and may book ahead.
-    if (rules[i].after_wait && ctx.proceeds_after_wait && !ctx.prioritized) {
+    // A prioritized entry keeps Sentinel's borrowing: a QPS reject rule checks it now, and it
+    // may book ahead (a warm-up rule never borrows).
+    if (rules[i].after_wait && ctx.proceeds_after_wait &&
+        !(ctx.prioritized && rules[i].controller->qps_reject() != nullptr)) {
       after_wait |= std::uint32_t{1} << i;
       continue;
     }
