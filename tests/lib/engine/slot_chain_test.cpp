@@ -28,6 +28,17 @@ struct SlotChain : ::testing::Test {
   context ctx{eng, "ctx"};
 
   void load(const rule_set& rules) { ASSERT_TRUE(eng.load_rules(rules).ok()); }
+
+  /// `n` entries of "res" made at once, each in a context of its own (kept in `contexts`).
+  std::vector<entry> enter_at_once(int n, const entry_options& options) {
+    std::vector<entry> out;
+    for (int i = 0; i < n; ++i) {
+      contexts.push_back(std::make_unique<context>(eng, "ctx"));
+      out.push_back(eng.enter(*contexts.back(), "res", options));
+    }
+    return out;
+  }
+  std::vector<std::unique_ptr<context>> contexts;
 };
 
 TEST_F(SlotChain, TwoThrottlingFlowRulesMakeARequestWaitForTheLongerQueue) {
@@ -115,13 +126,10 @@ TEST_F(SlotChain, AQpsRuleChecksAThrottledEntryWhenItsWaitEnds) {
   flow_rule per_second{.resource = "res", .count = 5};
   load({.flow = {throttled(10), per_second}});  // a request every 100 ms, at most 5 a second
   const entry_options after_wait{.proceeds_after_wait = true};
-  std::vector<std::unique_ptr<context>> contexts;
-  std::vector<entry> queued;
+  std::vector<entry> queued = enter_at_once(10, after_wait);
   for (int i = 0; i < 10; ++i) {
-    contexts.push_back(std::make_unique<context>(eng, "ctx"));
-    queued.push_back(eng.enter(*contexts.back(), "res", after_wait));
-    ASSERT_TRUE(queued.back()) << i;
-    EXPECT_EQ(queued.back().wait(), milliseconds(100 * i)) << i;
+    ASSERT_TRUE(queued[static_cast<std::size_t>(i)]) << i;
+    EXPECT_EQ(queued[static_cast<std::size_t>(i)].wait(), milliseconds(100 * i)) << i;
   }
   const auto* res = eng.nodes().find_resource("res");
   const std::int64_t start = clock.now_ms();
@@ -165,14 +173,9 @@ TEST_P(SlotChainWarmUp, AWarmUpRuleChecksAThrottledEntryWhenItsWaitEnds) {
                   .behavior = control_behavior::throttling,
                   .max_queueing_time_ms = 1'000};
   load({.flow = {queue, warm}});
-  const entry_options after_wait{.prioritized = GetParam(), .proceeds_after_wait = true};
-  std::vector<std::unique_ptr<context>> contexts;
-  std::vector<entry> queued;
-  for (int i = 0; i < 10; ++i) {
-    contexts.push_back(std::make_unique<context>(eng, "ctx"));
-    queued.push_back(eng.enter(*contexts.back(), "res", after_wait));
-    ASSERT_TRUE(queued.back()) << i;
-  }
+  std::vector<entry> queued =
+      enter_at_once(10, {.prioritized = GetParam(), .proceeds_after_wait = true});
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(queued[static_cast<std::size_t>(i)]) << i;
   const std::int64_t start = clock.now_ms();
   for (int i = 0; i < 10; ++i) {
     clock.set_ms(start + 10 * i);
