@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-
+#include <cstddef>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -124,15 +124,27 @@ TEST(ProcSystemStatusLive, ReadsThisMachinesProcFiles) {
   EXPECT_LE(s.cpu_usage(), 1);
 }
 
+/// Threads of this process (its entries under /proc/self/task).
+std::size_t threads_now() {
+  std::size_t n = 0;
+  for ([[maybe_unused]] const auto& t : fs::directory_iterator("/proc/self/task")) ++n;
+  return n;
+}
+
 TEST(ProcSystemStatusLive, TheSamplerThreadStopsWhenDestroyed) {
   // The destructor wakes the sampler instead of waiting out its period: with a day-long
-  // period, a destructor that waited would hang here until ctest's timeout fails the test.
+  // period, a destructor that waited would hang here until ctest's timeout fails the test;
+  // one that returned without joining would leave the thread behind.
   proc_system_status::options o;
   o.period = std::chrono::hours(24);
+  const std::size_t before = threads_now();
   for (int i = 0; i < 3; ++i) {
-    proc_system_status s(o);
+    {
+      proc_system_status s(o);
+      EXPECT_EQ(threads_now(), before + 1) << "the sampler runs on a thread of its own";
+    }
+    EXPECT_EQ(threads_now(), before) << "the sampler's thread is gone";
   }
-  SUCCEED() << "three samplers with a day-long period stopped at once";
 }
 
 TEST(ProcessSystemStatus, OneSamplerIsSharedWhileInUse) {
