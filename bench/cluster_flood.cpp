@@ -2,7 +2,10 @@
 // Redis: admitted per aligned second vs count, and Redis commands per 1000 admitted requests
 // (SPEC §7: <= 20; Envoy's global rate limit sends one per request).
 // Run: bench/cluster_flood.sh (starts a redis-server), or
-//      build/release/bench/floodgate_cluster_flood redis://127.0.0.1:6379 COUNT SECONDS
+//      build/release/bench/floodgate_cluster_flood redis://127.0.0.1:6379 COUNT SECONDS [OFFERED]
+// OFFERED (default 0: each thread enters as fast as it can) paces the fleet's tries at OFFERED x
+// COUNT per second, evenly spread over the three instances: a flood just over the limit, where
+// instances must share the window rather than each find it full.
 #include <floodgate/cluster/redis_cluster.hpp>
 
 #include <atomic>
@@ -19,12 +22,13 @@
 int main(int argc, char** argv) {
   using namespace floodgate;
   if (argc < 4) {
-    std::fprintf(stderr, "usage: floodgate_cluster_flood REDIS_URL COUNT SECONDS\n");
+    std::fprintf(stderr, "usage: floodgate_cluster_flood REDIS_URL COUNT SECONDS [OFFERED]\n");
     return 2;
   }
   const std::string url = argv[1];
   const double count = std::atof(argv[2]);
   const int seconds = std::atoi(argv[3]);
+  const double offered = argc > 4 ? std::atof(argv[4]) : 0.0;
   rule_set rules;
   rules.cluster = cluster_config{.redis = {url}, .name_space = "bench"};
   rules.flow.push_back({.resource = "GET:/hello", .count = count, .cluster_mode = true});
@@ -56,7 +60,15 @@ int main(int argc, char** argv) {
       const resource_handle hello = e->resource("GET:/hello");
       std::map<std::int64_t, std::uint64_t> mine;
       std::uint64_t n = 0;
+      // Paced: one try every `gap`, on a schedule (a late try does not push the next ones back).
+      const auto gap = std::chrono::nanoseconds(
+          offered > 0 ? static_cast<std::int64_t>(3e9 / (offered * count)) : 0);
+      auto next = std::chrono::steady_clock::now();
       while (!stop.load(std::memory_order_relaxed)) {
+        if (offered > 0) {
+          next += gap;
+          std::this_thread::sleep_until(next);
+        }
         ++n;
         if (e->enter(ctx, hello)) {
           const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -79,8 +91,9 @@ int main(int argc, char** argv) {
 
   std::uint64_t admitted = 0, full_seconds = 0, full_admitted = 0, worst = ~0ull, most = 0;
   const auto first = per_second.begin()->first, last = per_second.rbegin()->first;
-  std::printf("count %.0f, 3 instances, %d s, %llu tries\nper aligned second:", count, seconds,
-              static_cast<unsigned long long>(tries));
+  std::printf("count %.0f, 3 instances, %d s, %llu tries (%s)\nper aligned second:", count,
+              seconds, static_cast<unsigned long long>(tries),
+              offered > 0 ? (std::to_string(offered) + "x count offered").c_str() : "flood");
   for (auto [s, k] : per_second) {
     std::printf(" %llu", static_cast<unsigned long long>(k));
     admitted += k;

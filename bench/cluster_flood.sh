@@ -3,6 +3,7 @@
 # it for each COUNT given (default: 100 1000 10000), SECONDS each (default 10).
 # With --stall instead: p99 of entry + exit before, during and after a SIGSTOP of Redis.
 # Usage: bench/cluster_flood.sh [SECONDS] [COUNT...] | --stall   (build/release holds the binaries)
+# OFFERED=1.2 paces the fleet at 1.2x each count instead of flooding (floodgate_cluster_flood).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 binary=${BINARY:-$repo/build/release/bench/floodgate_cluster_flood}
@@ -23,6 +24,6 @@ if [ -n "$stall" ]; then
   exit 0
 fi
 for count in ${counts[@]}; do
-  "$binary" "redis://127.0.0.1:$port" "$count" "$seconds"
+  "$binary" "redis://127.0.0.1:$port" "$count" "$seconds" ${OFFERED:+"$OFFERED"}
   echo
 done

@@ -11,8 +11,8 @@ static_assert(lease_planner::buckets == 10 &&
               lease_planner::buckets * lease_planner::bucket_ms == 1000);
 
 lease_reply granted(std::int64_t n, std::int64_t bucket, std::int64_t left_ms,
-                    std::int64_t retry_ms = 0) {
-  return {n, bucket, left_ms, retry_ms};
+                    std::int64_t retry_ms = 0, std::int64_t short_ms = 0) {
+  return {n, bucket, left_ms, retry_ms, short_ms};
 }
 
 TEST(LeasePlanner, AsksForOnePassWhenNothingIsKnown) {
@@ -215,6 +215,25 @@ TEST(LeasePlanner, AnEmptyLeaseThatRequestsMissedIsRefilledToAtLeastABucketsShar
   EXPECT_EQ(ask->asked, 20u);  // 200 a window of ten buckets
 }
 
+// A pass an instance holds unspent when its bucket ends is one the others were refused while the
+// fleet was short, and the window, full of grants, has lost it for a second.
+TEST(LeasePlanner, WhileTheFleetIsShortAnInstanceAsksForItsDemandAlone) {
+  cluster_lease lease;
+  lease_planner p;
+  auto ask = p.plan(lease, 1000, 200);
+  p.on_reply(lease, *ask, granted(1, 10, 90, 0, 1000), 1000);  // short until 2000
+  ASSERT_TRUE(lease.try_take(1, 1001));
+  lease.note_miss(1);
+  ask = p.plan(lease, 1002, 200);
+  ASSERT_TRUE(ask);
+  EXPECT_EQ(ask->asked, 2u);  // 1 spent + 1 missed: no margin, not a bucket's share (20)
+  p.on_reply(lease, *ask, granted(2, 10, 88), 1002);  // no longer short
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(lease.try_take(1, 1003));
+  lease.note_miss(1);
+  ask = p.plan(lease, 1004, 200);
+  ASSERT_TRUE(ask);
+  EXPECT_EQ(ask->asked, 20u);  // a bucket's share again
+}
 
 // The lease ends expiry_margin_ms before its bucket does on the local clock, but the store's
 // bucket has not ended then: an ask sent at once was granted a pass of the ending bucket (1-2 ms

@@ -61,12 +61,15 @@ std::optional<lease_ask> lease_planner::plan(cluster_lease& lease, std::int64_t 
   }
   const double cap = std::max(1.0, std::floor(limit));
   // Requests missed the lease: at least 1.5x the demand since it was granted, and at least a
-  // bucket's share of the limit (what is left unspent goes back when the bucket ends).
-  const double refill = misses > 0 ? std::max(std::ceil(static_cast<double>(burst) * 1.5),
-                                              std::floor(cap / static_cast<double>(buckets)))
-                                   : 0.0;
+  // bucket's share of the limit (what is left unspent goes back when the bucket ends). While the
+  // fleet is short, the demand alone.
+  const bool fleet_short = now_ms < short_until_ms_;
+  const double margin = fleet_short ? 1.0 : 1.5;
+  const double share = fleet_short ? 0.0 : std::floor(cap / static_cast<double>(buckets));
+  const double refill =
+      misses > 0 ? std::max(std::ceil(static_cast<double>(burst) * margin), share) : 0.0;
   const double per_bucket =
-      std::max(std::ceil(rate_ * static_cast<double>(bucket_ms) / 1000.0 * 1.5), refill);
+      std::max(std::ceil(rate_ * static_cast<double>(bucket_ms) / 1000.0 * margin), refill);
   lease_ask ask;
   ask.asked = static_cast<std::uint32_t>(std::clamp(per_bucket, 1.0, std::min(cap, 1e9)));
   ask.returned = returned_;
@@ -87,6 +90,7 @@ void lease_planner::on_failure(const lease_ask& ask) noexcept { forget_returned(
 void lease_planner::on_reply(cluster_lease& lease, const lease_ask& ask, const lease_reply& reply,
                              std::int64_t sent_ms) {
   forget_returned(ask);
+  short_until_ms_ = sent_ms + std::max<std::int64_t>(reply.short_ms, 0);
   if (ask.speculative && reply.granted <= 0) {
     // Refused because the fleet is short of passes (or the window is full): a quiet instance
     // asks again in the next bucket, and a request that misses asks at once.

@@ -26,6 +26,9 @@ struct lease_reply {
   std::int64_t bucket = 0;
   std::int64_t left_ms = 0;   ///< time left in the bucket, on the store's clock
   std::int64_t retry_ms = 0;  ///< when the window is full: time until its oldest bucket leaves
+  /// How long the fleet stays short of passes (an ask was granted less than it asked for), 0 when
+  /// it is not.
+  std::int64_t short_ms = 0;
 };
 
 /** The lease logic of one rule, driven by the adapter's thread with the engine's clock (tests use
@@ -36,7 +39,10 @@ struct lease_reply {
     bucket, or at once when a request misses it. Sizes a lease to 1.5x the rule's recent demand
     (passes spent plus passes missed) per bucket, and an empty lease that requests missed to 1.5x
     the demand since it was granted and at least a bucket's share of the limit, so a burst after
-    a quiet spell is served within a round trip or two; capped at the limit. Hands back what expired unspent with the next request; and waits for the
+    a quiet spell is served within a round trip or two; capped at the limit. While the store says
+    the fleet is short of passes (lease_reply::short_ms), asks for the demand alone, without the
+    margin or the bucket's share: a pass one instance holds unspent at the end of its bucket is
+    one the others were refused, and the window, full of grants, loses it for a second. Hands back what expired unspent with the next request; and waits for the
     window to free before asking again when the store said it is full, unless it has unspent
     passes to hand back.
 
@@ -90,6 +96,7 @@ class lease_planner {
   std::int64_t returned_bucket_ = -1;
   std::int64_t next_ask_ms_ = 0;
   std::int64_t next_speculative_ms_ = 0;  // a refused speculative ask waits for the next bucket
+  std::int64_t short_until_ms_ = 0;       // the fleet is short of passes until then
   std::int64_t last_demand_ms_ = -window_ms;  // last pass spent or missed; quiet before the first
   std::uint64_t demand_ = 0;  // passes spent or missed since the last estimate
   std::int64_t estimated_at_ms_ = -1;

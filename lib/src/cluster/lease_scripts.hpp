@@ -13,10 +13,12 @@ namespace floodgate::cluster::detail {
     speculative (1: the minimum lease of a quiet instance, see lease_ask::speculative), carried
     (passes the instance let through on its own in the last window while Redis did not answer:
     recorded in the current bucket whatever the limit, before the grant).
-    Returns {granted, bucket, ms left in the bucket, ms until the oldest used bucket leaves}.
+    Returns {granted, bucket, ms left in the bucket, ms until the oldest used bucket leaves, ms the
+    fleet stays short}.
 
     An ask granted less than it asked for marks the fleet short for one window; a speculative ask
-    is granted nothing while it is, so the passes go to the instances whose requests want them.
+    is granted nothing while it is, so the passes go to the instances whose requests want them,
+    and instances ask for no more than their demand while it is (lease_reply::short_ms).
 
     The window is the current bucket and the buckets-1 before it, on Redis's clock (TIME; Redis 7
     replicates a script's effects, so TIME is allowed). Grants never make the window's sum exceed
@@ -63,7 +65,8 @@ if grant < 0 then grant = 0 end
 if ARGV[7] == '1' then
   if short_until > now then grant = 0 end
 elseif grant < asked then
-  redis.call('HSET', KEYS[1], 'short', now + width * n)
+  short_until = now + width * n
+  redis.call('HSET', KEYS[1], 'short', short_until)
 end
 if grant > 0 then
   redis.call('HINCRBY', KEYS[1], cur, grant)
@@ -71,7 +74,9 @@ end
 redis.call('PEXPIRE', KEYS[1], width * (n + 1))
 local retry = 0
 if used + grant >= limit then retry = (oldest + n) * width - now end
-return {grant, cur, (cur + 1) * width - now, retry}
+local short_left = 0
+if short_until > now then short_left = short_until - now end
+return {grant, cur, (cur + 1) * width - now, retry, short_left}
 )lua";
 
 /** Announces this instance and counts the live ones.

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -401,7 +402,7 @@ class redis_cluster::impl {
                                    args[8]});
     observe_round_trip(std::chrono::steady_clock::now() - started);
     const auto* items = res.value.array();
-    if (!res.ok() || items == nullptr || items->size() != 4) {
+    if (!res.ok() || items == nullptr || items->size() != 5) {
       const std::string why = res.ok() ? "unexpected reply to the lease script" : res.error;
       r.last_error = why;
       r.planner.on_failure(*ask);
@@ -411,8 +412,9 @@ class redis_cluster::impl {
       return false;
     }
     detail::lease_reply reply;
-    std::int64_t* fields[] = {&reply.granted, &reply.bucket, &reply.left_ms, &reply.retry_ms};
-    for (std::size_t i = 0; i < 4; ++i) {
+    std::int64_t* fields[] = {&reply.granted, &reply.bucket, &reply.left_ms, &reply.retry_ms,
+                              &reply.short_ms};
+    for (std::size_t i = 0; i < std::size(fields); ++i) {
       if (const auto* v = (*items)[i].integer()) *fields[i] = *v;
     }
     r.planner.on_reply(*r.lease, *ask, reply, sent);
