@@ -208,18 +208,20 @@ void metrics_collector::collect_breakers(std::vector<MetricFamily>& out) const {
                 window->drop_ratio));
       return;
     }
+    // A changed rule's breaker goes on from the counts of the one it replaces under the same
+    // label (resource_breakers::build). Counts that fell are a breaker that could not: one whose
+    // label was gone for a while, or was taken by an equal rule moved in the file.
     breaker_series& series = breaker_series_[{std::string(resource), rule}];
     decltype(series.seen) now{};
     static_assert(now.size() == breaker_transitions.size());
-    bool replaced = series.breaker != &b;
+    bool restarted = false;
     for (std::size_t i = 0; i < breaker_transitions.size(); ++i) {
       const auto [from, to] = breaker_transitions[i];
       now[i] = b.transitions(from, to);
-      replaced = replaced || now[i] < series.seen[i];  // a new breaker at a reused address
+      restarted = restarted || now[i] < series.seen[i];
     }
-    if (replaced) {
+    if (restarted) {
       for (std::size_t i = 0; i < now.size(); ++i) series.earlier[i] += series.seen[i];
-      series.breaker = &b;
     }
     series.seen = now;
     for (std::size_t i = 0; i < breaker_transitions.size(); ++i) {
@@ -274,10 +276,11 @@ void metrics_collector::collect_hot_keys(std::vector<MetricFamily>& out) const {
                                             label(metrics::label_rule, s.rule)};
     hot.metric.push_back(gauge(labels, as_double(s.hot_values)));
     top.metric.push_back(gauge(labels, as_double(s.top_count)));
+    // A changed rule's tracker goes on from the events of the one it replaces under the same
+    // label (resource_hot_keys::build); fewer events are a tracker that could not.
     hot_key_series& series = hot_key_series_[{s.resource, s.rule}];
-    if (series.tracker != s.tracker || s.events < series.seen) {
-      series.earlier += series.seen;  // a new rule under the same labels
-      series.tracker = s.tracker;
+    if (s.events < series.seen) {
+      series.earlier += series.seen;
     }
     series.seen = s.events;
     events.metric.push_back(counter(std::move(labels), as_double(series.earlier + s.events)));

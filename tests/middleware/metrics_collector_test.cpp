@@ -281,6 +281,30 @@ TEST_F(MetricsCollectorTest, TransitionsStayMonotonicWhenAReloadReplacesTheBreak
   EXPECT_EQ(opened(), 2.0);
 }
 
+// What a scrape had not seen when the rule changed was lost with the breaker it replaced: a
+// trip followed by a reload before the next scrape read 0 transitions.
+TEST_F(MetricsCollectorTest, ATransitionNoScrapeSawBeforeAReloadIsStillCounted) {
+  degrade_rule rule{.resource = "GET:/a",
+                    .grade = degrade_grade::error_count,
+                    .count = 1,
+                    .min_request_amount = 1,
+                    .time_window_sec = 10};
+  const metrics_handler h{{std::make_shared<metrics_collector>(*engine_)}};
+  const auto opened = [&] {
+    return sample(
+        h.render(), "floodgate_circuit_breaker_transitions_total",
+        {{"resource", "GET:/a"}, {"rule", "degrade[0]"}, {"from", "closed"}, {"to", "open"}});
+  };
+  load({.degrade = {rule}});
+  EXPECT_EQ(opened(), 0.0);
+  for (int i = 0; i < 2; ++i) request("GET:/a", 0, true);  // trips; no scrape before the change
+  rule.time_window_sec = 11;
+  load({.degrade = {rule}});
+  EXPECT_EQ(opened(), 1.0);
+  for (int i = 0; i < 3; ++i) request("GET:/a", 0, true);
+  EXPECT_EQ(opened(), 2.0);
+}
+
 TEST_F(MetricsCollectorTest, ReloadMetricsComeFromTheWatcher) {
   test::rules_dir dir{"flow: [{resource: a, count: 1}]\n"};
   boost::asio::io_context io;

@@ -61,6 +61,19 @@ class alignas(64) circuit_breaker_impl final : public circuit_breaker {
     return transitions_[index(from)][index(to)].load(std::memory_order_relaxed);
   }
 
+  /** Adds `earlier`'s transition counts to this breaker's: a changed rule's new breaker goes on
+      counting where the breaker it replaces under the same label stopped, so the counts a
+      scrape reads per label are exact and never fall, whenever the scrape comes. */
+  void carry_transitions(const circuit_breaker_impl& earlier) noexcept {
+    for (std::size_t from = 0; from < transitions_.size(); ++from) {
+      for (std::size_t to = 0; to < transitions_[from].size(); ++to) {
+        transitions_[from][to].fetch_add(
+            earlier.transitions_[from][to].load(std::memory_order_relaxed),
+            std::memory_order_relaxed);
+      }
+    }
+  }
+
   /// Sentinel's tryPass at `now_ms`: `probe` when this call won OPEN → HALF_OPEN.
   /// True while CLOSED: try_pass() would let anything through without a transition.
   bool closed() const noexcept {

@@ -35,6 +35,12 @@ struct resource_breakers::impl {
   };
   std::vector<member> members;
 
+  /// A breaker's label in metrics and the admin API: its rule's name, else its place in the file.
+  static bool same_label(const member& m, const degrade_rule& rule, std::int32_t index) noexcept {
+    const degrade_rule& own = m.owner->rule();
+    return rule.name.empty() ? own.name.empty() && m.rule_index == index : own.name == rule.name;
+  }
+
   void revert_probes(std::uint32_t bits) const noexcept {
     for (std::size_t i = 0; i < members.size() && bits != 0; ++i) {
       const std::uint32_t bit = probe_bit(i);
@@ -64,27 +70,40 @@ std::unique_ptr<resource_breakers> resource_breakers::build(
     const breaker_observers& observers) {
   auto p = std::make_unique<impl>();
   p->members.reserve(rules.size());
+  const std::vector<impl::member> no_members;
+  const std::vector<impl::member>& before = previous ? previous->impl_->members : no_members;
   // Each previous breaker is reused at most once, so two equal rules keep two breakers.
-  std::vector<bool> reused(previous ? previous->impl_->members.size() : 0, false);
-  for (indexed_rule<degrade_rule>& r : rules) {
-    std::optional<impl::member> kept;
-    for (std::size_t i = 0; i < reused.size() && !kept; ++i) {
-      const impl::member& candidate = previous->impl_->members[i];
-      if (!reused[i] && candidate.owner->rule() == r.rule) {
+  std::vector<bool> reused(before.size(), false);
+  std::vector<std::optional<std::size_t>> kept(rules.size());
+  for (std::size_t k = 0; k < rules.size(); ++k) {
+    for (std::size_t i = 0; i < before.size() && !kept[k]; ++i) {
+      if (!reused[i] && before[i].owner->rule() == rules[k].rule) {
         reused[i] = true;
-        kept = candidate;  // Sentinel keeps the CircuitBreaker of an equal rule: state carries over
+        kept[k] = i;  // Sentinel keeps the CircuitBreaker of an equal rule: state carries over
       }
     }
+  }
+  for (std::size_t k = 0; k < rules.size(); ++k) {
+    indexed_rule<degrade_rule>& r = rules[k];
     impl::member m;
-    if (kept) {
-      m = *kept;
+    if (kept[k]) {
+      m = before[*kept[k]];
     } else if (r.rule.grade == degrade_grade::adaptive) {
       auto b = std::make_shared<detail::adaptive_breaker>(std::move(r.rule),
                                                           detail::adaptive_breaker::fresh_seed());
       m.adaptive = b.get();
       m.owner = std::move(b);
     } else {
+      // A changed rule: its transitions go on from those of the breaker it replaces under the
+      // same label (its name, or its place in the file), unless an equal rule kept that one.
       auto b = std::make_shared<detail::circuit_breaker_impl>(std::move(r.rule), observers);
+      for (std::size_t i = 0; i < before.size(); ++i) {
+        const impl::member& old = before[i];
+        if (!reused[i] && old.binary != nullptr && impl::same_label(old, b->rule(), r.index)) {
+          b->carry_transitions(*old.binary);
+          break;
+        }
+      }
       m.binary = b.get();
       m.owner = std::move(b);
     }

@@ -43,4 +43,10 @@ hot_key_tracker::view hot_key_tracker::last() const {
   return last_;
 }
 
+void hot_key_tracker::carry_events(const hot_key_tracker& earlier) {
+  const std::uint64_t events = earlier.last().events;
+  const std::lock_guard lock(mutex_);
+  last_.events += events;
+}
+
 }  // namespace floodgate::param_detail

@@ -70,6 +70,9 @@ class hot_key_tracker {
   void refresh(std::int64_t now_ms, std::vector<transition>& changed) const;
   /// The view of the last refresh.
   view last() const;
+  /** Adds `earlier`'s cold -> hot transitions to this tracker's: a changed rule's new tracker
+      goes on counting where the one it replaces under the same label stopped. */
+  void carry_events(const hot_key_tracker& earlier);
 
  private:
   value_hasher hasher_;

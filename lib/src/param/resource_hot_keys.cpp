@@ -8,19 +8,37 @@ std::unique_ptr<resource_hot_keys> resource_hot_keys::build(
     std::vector<indexed_rule<hot_keys_rule>> rules, const resource_hot_keys* previous) {
   auto out = std::make_unique<resource_hot_keys>();
   out->rules_.reserve(rules.size());
-  std::vector<bool> taken(previous != nullptr ? previous->rules_.size() : 0);
-  for (auto& [rule, index] : rules) {
-    std::shared_ptr<param_detail::hot_key_tracker> tracker;
-    for (std::size_t i = 0; i < taken.size() && tracker == nullptr; ++i) {
-      if (!taken[i] && previous->rules_[i].rule == rule) {
+  const std::vector<tracked> none;
+  const std::vector<tracked>& before = previous != nullptr ? previous->rules_ : none;
+  // An equal rule keeps its tracker (each at most once).
+  std::vector<bool> taken(before.size());
+  std::vector<std::shared_ptr<param_detail::hot_key_tracker>> kept(rules.size());
+  for (std::size_t k = 0; k < rules.size(); ++k) {
+    for (std::size_t i = 0; i < before.size() && kept[k] == nullptr; ++i) {
+      if (!taken[i] && before[i].rule == rules[k].rule) {
         taken[i] = true;
-        tracker = previous->rules_[i].tracker;
+        kept[k] = before[i].tracker;
       }
     }
+  }
+  for (std::size_t k = 0; k < rules.size(); ++k) {
+    auto& [rule, index] = rules[k];
+    std::shared_ptr<param_detail::hot_key_tracker> tracker = std::move(kept[k]);
     if (tracker == nullptr) {
       tracker = std::make_shared<param_detail::hot_key_tracker>(
           param_detail::value_hasher(param_detail::random_seed()),
           std::int64_t{rule.window_sec} * 1000, rule.top, rule.threshold);
+      // A changed rule's events go on from those of the tracker it replaces under the same
+      // label (its name, or its place in the file), unless an equal rule kept that one.
+      for (std::size_t i = 0; i < before.size(); ++i) {
+        const bool same_label = rule.name.empty()
+                                    ? before[i].rule.name.empty() && before[i].index == index
+                                    : before[i].rule.name == rule.name;
+        if (!taken[i] && same_label) {
+          tracker->carry_events(*before[i].tracker);
+          break;
+        }
+      }
     }
     out->rules_.push_back({std::move(rule), index, std::move(tracker)});
   }

@@ -169,7 +169,8 @@ TEST_F(HotKeys, AReloadKeepsTheCountsOfAnUnchangedRuleAndStartsAChangedOneFresh)
   EXPECT_EQ(top[0].count, 5u);
   EXPECT_EQ(top[1].count, 5u);
 
-  // The second rule changes: it starts empty, the first keeps its counts.
+  // The second rule changes: its window starts empty, the first keeps its counts. Its events
+  // (a counter, floodgate_hot_key_events_total) go on from its predecessor's under the label.
   load({.flow = {other}, .hot_keys = {hot_rule(3), hot_rule(4, 10)}});
   top = eng.hot_keys(users);
   ASSERT_EQ(top.size(), 1u);
@@ -178,7 +179,26 @@ TEST_F(HotKeys, AReloadKeepsTheCountsOfAnUnchangedRuleAndStartsAChangedOneFresh)
   const auto stats = eng.hot_key_stats();
   ASSERT_EQ(stats.size(), 2u);
   EXPECT_EQ(stats[1].top_count, 0u);
-  EXPECT_EQ(stats[1].events, 0u);
+  EXPECT_EQ(stats[1].events, 1u);
+}
+
+// A scrape reads the events at its own pace: those counted between the last scrape and a change
+// of the rule were lost with the tracker the change replaced.
+TEST_F(HotKeys, AChangedRulesEventsGoOnFromThoseOfTheRuleItReplacesUnderTheSameLabel) {
+  hot_keys_rule named = hot_rule(3);
+  named.name = "hot-users";
+  load({.hot_keys = {named, hot_rule(3)}});
+  hit("alice", 4);
+  eng.refresh_hot_keys();  // alice hot for both: one event each
+  named.threshold = 2;     // changed, and now second in the file: its name is its label
+  hot_keys_rule unnamed = hot_rule(3, 7);
+  load({.hot_keys = {unnamed, named}});
+  const auto stats = eng.hot_key_stats();
+  ASSERT_EQ(stats.size(), 2u);
+  EXPECT_EQ(stats[0].rule, "hotKeys[0]");
+  EXPECT_EQ(stats[0].events, 0u) << "hotKeys[0] was the named rule: not the same label";
+  EXPECT_EQ(stats[1].rule, "hot-users");
+  EXPECT_EQ(stats[1].events, 1u);
 }
 
 TEST_F(HotKeys, EntriesWithoutTheParameterAreNotCounted) {
