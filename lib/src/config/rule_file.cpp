@@ -44,8 +44,20 @@ void validate_rules(document_reader& doc, const rule_set& rules, const clean_rul
     }
     return true;
   };
+  // A rule the file got wrong elsewhere may hold defaults where its values failed to read, so
+  // an error about a value the file does not hold is left out for it — unless what made that
+  // value required was read from the file without error: a refResource a relate or chain
+  // strategy needs.
+  const auto required_by_the_file = [&](std::string_view path) {
+    constexpr std::string_view ref = ".refResource";
+    if (path.size() <= ref.size() || path.substr(path.size() - ref.size()) != ref) return false;
+    const std::string strategy = std::string(path.substr(0, path.size() - ref.size())) + ".strategy";
+    return doc.has_value_at(strategy) && !doc.has_error_on(doc.resolve(strategy).path);
+  };
   for (const rule_error& e : errors) {
-    if (!is_clean(e.path) && !doc.has_value_at(e.path)) continue;  // a default, not the file's
+    if (!is_clean(e.path) && !doc.has_value_at(e.path) && !required_by_the_file(e.path)) {
+      continue;  // a default, not the file's
+    }
     auto resolved = doc.resolve(e.path);
     if (doc.has_error_on(resolved.path)) continue;  // already said, in schema terms
     doc.error(resolved.at, std::move(resolved.path), e.message);

@@ -354,6 +354,25 @@ TEST(RuleFileRejects, ARuleWithASchemaErrorStillReportsItsBadValues) {
             "rules.yaml:2:39: flow[0].count: must be >= 0\n");
 }
 
+// `strategy: relate` was read from the file: its missing refResource is the file's error too,
+// whatever else the rule got wrong (every error is reported, SPEC §3).
+TEST(RuleFileRejects, ARuleWithASchemaErrorStillReportsTheRefResourceItsStrategyNeeds) {
+  const parse_result r = parse_rules(
+      "flow:\n"
+      "  - {resource: a, count: 1, bogus: 1, strategy: relate}\n"
+      "  - {resource: b, count: 1, grade: 7, strategy: chain}\n"
+      "  - {count: 1, strategy: relate}\n",
+      "rules.yaml");
+  EXPECT_EQ(r.error_text(),
+            "rules.yaml:2:5: flow[0].refResource: is required when strategy is relate\n"
+            "rules.yaml:2:29: flow[0].bogus: unknown key \"bogus\"\n"
+            "rules.yaml:3:5: flow[1].refResource: is required when strategy is chain\n"
+            "rules.yaml:3:36: flow[1].grade: unknown value \"7\"; expected qps (1) | "
+            "concurrency (0)\n"
+            "rules.yaml:4:5: flow[2].resource: is required\n"
+            "rules.yaml:4:5: flow[2].refResource: is required when strategy is relate\n");
+}
+
 TEST(RuleFileRejects, ValuesLeftToDefaultsBehindASchemaErrorAreNotReported) {
   // `controlBehavior: lots` is unknown: the default (reject) stands in, so the zero queueing
   // time is not "missing for throttling", and nothing is said about the absent warm-up period.
