@@ -2,6 +2,8 @@
 
 #include <floodgate/rules/cluster_config.hpp>
 
+#include <boost/asio/ip/address.hpp>
+
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -84,6 +86,9 @@ std::variant<demo_options, parse_failure> parse_options(int argc, const char* co
       return bad(flag, "needs a value");
     }
     if (flag == "--address") {
+      boost::system::error_code ec;
+      (void)boost::asio::ip::make_address(std::string(value), ec);
+      if (ec) return bad(flag, "not an IP address: " + std::string(value));
       o.address = value;
     } else if (flag == "--port") {
       if (!parse_number<std::uint16_t>(value, o.port, 0, 65535)) return bad(flag, "not a port");

@@ -54,11 +54,12 @@ http::status parse_error_status(const boost::system::error_code& ec) {
     - it carries Transfer-Encoding in HTTP/1.0, together with Content-Length, or with a last
       coding other than `chunked` or `chunked` twice: 400;
     - it asks for a coding other than `chunked` (gzip, ...), which this server does not decode: 501;
-    - it carries two Host fields: 400.
-    A request without Host is served (HTTP/1.0 clients and hand-written requests send none). */
+    - it carries two Host fields, or none in HTTP/1.1 (section 3.2): 400. An HTTP/1.0 request
+      without Host is served: that version did not require it. */
 http::status framing_error(const http::request_parser<http::string_body>& parser) {
   const auto& fields = parser.get();
-  if (fields.count(http::field::host) > 1) {
+  const std::size_t hosts = fields.count(http::field::host);
+  if (hosts > 1 || (hosts == 0 && fields.version() >= 11)) {
     return http::status::bad_request;
   }
   const auto encodings = fields.equal_range(http::field::transfer_encoding);

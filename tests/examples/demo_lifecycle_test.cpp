@@ -56,6 +56,11 @@ TEST_F(DemoTest, UnknownFlagsAreRejected) {
   EXPECT_EQ(no_value.exit_code, 2);
   EXPECT_EQ(no_value.err.rfind("floodgate-demo: --origin-header: needs a value\n", 0), 0u)
       << no_value.err;
+  // A listen address is an IP address: a name used to fail at bind, exit 1, "Invalid argument".
+  const demo_result name = run_demo({"--port", "0", "--admin-port", "0", "--address", "localhost"}, 30s);
+  EXPECT_EQ(name.exit_code, 2);
+  EXPECT_EQ(name.err.rfind("floodgate-demo: --address: not an IP address: localhost\n", 0), 0u)
+      << name.err;
 }
 
 TEST_F(DemoTest, NoGuardServesTheSameEndpointsWithoutTheMiddleware) {
@@ -78,6 +83,9 @@ TEST_F(DemoTest, MalformedRequestsAreRefusedWithoutTouchingStatistics) {
   const http_response version = refused("GET /hello HTTP/7.0\r\nHost: x\r\n\r\n");
   EXPECT_TRUE(version.status == 0 || version.status == 400) << version.status;
   EXPECT_EQ(refused("GET /hello HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n").status, 400u);
+  // RFC 9112 section 3.2: an HTTP/1.1 request must name its host, once.
+  EXPECT_EQ(refused("GET /hello HTTP/1.1\r\nConnection: close\r\n\r\n").status, 400u);
+  EXPECT_EQ(refused("GET /hello HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n").status, 400u);
   EXPECT_EQ(
       refused("GET /hello HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(9000, 'a') + "\r\n\r\n")
           .status,
@@ -86,8 +94,9 @@ TEST_F(DemoTest, MalformedRequestsAreRefusedWithoutTouchingStatistics) {
             413u);
   EXPECT_TRUE(admin_json("/floodgate/resources").as_array().empty());
   EXPECT_EQ(sample(metrics(), "floodgate_resources"), 0.0);
-  // Just under the limits is fine.
+  // Just under the limits is fine, and HTTP/1.0 did not require Host.
   EXPECT_EQ(get("/hello", {{"X-Big", std::string(7000, 'a')}}).status, 200u);
+  EXPECT_EQ(refused("GET /hello HTTP/1.0\r\n\r\n").status, 200u);
 }
 
 // A response to HEAD has no body: one that carried one was read by a keep-alive client as the
