@@ -138,6 +138,35 @@ TEST_F(DemoTest, QpsLimitHoldsOverHttp) {
             blocked);
 }
 
+// A client counts passes per wall-clock second. The windows used to begin at an arbitrary point
+// of it (CLOCK_MONOTONIC's seconds): a burst early in a second and one past its middle each
+// found a window of their own and passed 10 + 10 = 20 against a count of 10. Bursts at +10 ms
+// and +650 ms of three seconds; a pass counts in a second when it was both sent and answered in
+// it (a late answer can only lower the count, so a loaded machine does not fail this).
+TEST_F(DemoTest, AWallClockSecondNeverPassesMoreThanTheCount) {
+  start(R"(flow: [{resource: "GET:/hello", count: 10}])");
+  http_connection c{demo_->port()};
+  const auto wall_ms = [] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  };
+  for (int round = 0; round < 3; ++round) {
+    const std::int64_t second = wall_ms() / 1000 + 2;  // a fresh window: none of the last round
+    int passed = 0;
+    for (const std::int64_t at : {second * 1000 + 10, second * 1000 + 650}) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::max<std::int64_t>(at - wall_ms(), 0)));
+      for (int i = 0; i < 12; ++i) {
+        const std::int64_t sent = wall_ms();
+        const unsigned status = c.get("/hello").status;
+        ASSERT_TRUE(status == 200 || status == 429) << status;
+        if (status == 200 && sent / 1000 == second && wall_ms() / 1000 == second) ++passed;
+      }
+    }
+    EXPECT_LE(passed, 10) << "wall-clock second " << second;
+  }
+}
+
 TEST_F(DemoTest, ConcurrencyLimitHoldsOverHttp) {
   // Real-time smoke test (GuardTest.ConcurrencyLimitHoldsWhileHandlersAreInFlight is exact):
   // the six requests only need to arrive while the first two wait their 2 s.

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <fstream>
+#include <limits>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -22,11 +23,39 @@ namespace floodgate {
 
 namespace {
 
-std::int64_t monotonic_ns() noexcept {
+std::int64_t read_ns(clockid_t id) noexcept {
   timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  ::clock_gettime(id, &ts);
   return std::chrono::nanoseconds{std::chrono::seconds{ts.tv_sec}}.count() + ts.tv_nsec;
 }
+
+/** How far CLOCK_MONOTONIC was behind the wall clock when the process started, modulo a day.
+    Every reading adds it, so the steady clock's half-seconds, seconds and minutes begin when
+    the wall clock's do, and so do the windows counted on them: a client counting requests per
+    wall-clock second sees each second's passes in one window (as Sentinel's windows, on
+    System.currentTimeMillis, are), not split across two that could each pass the count. Both
+    clocks move at the rate NTP sets, so they stay in step until the wall clock is stepped. */
+std::int64_t wall_alignment_ns() noexcept {
+  static const std::int64_t offset = [] {
+    // Of a few tries, the wall reading taken between the two monotonic ones closest together.
+    std::int64_t best_gap = std::numeric_limits<std::int64_t>::max();
+    std::int64_t difference = 0;
+    for (int attempt = 0; attempt < 4; ++attempt) {
+      const std::int64_t before = read_ns(CLOCK_MONOTONIC);
+      const std::int64_t wall = read_ns(CLOCK_REALTIME);
+      const std::int64_t after = read_ns(CLOCK_MONOTONIC);
+      if (after - before < best_gap) {
+        best_gap = after - before;
+        difference = wall - (before + (after - before) / 2);
+      }
+    }
+    constexpr std::int64_t day_ns = std::int64_t{86'400} * 1'000'000'000;
+    return (difference % day_ns + day_ns) % day_ns;
+  }();
+  return offset;
+}
+
+std::int64_t monotonic_ns() noexcept { return read_ns(CLOCK_MONOTONIC) + wall_alignment_ns(); }
 
 #if defined(__x86_64__)
 /** True if the time-stamp counter can stand in for CLOCK_MONOTONIC: the CPU says its TSC is
@@ -157,6 +186,7 @@ const std::atomic<std::int64_t>* steady_millisecond_word(const clock& c) noexcep
 }
 
 std::int64_t steady_ms_while_idle() noexcept { return ticker().read_while_idle(); }
+std::int64_t steady_clock_offset_ns() noexcept { return wall_alignment_ns(); }
 std::int64_t steady_now_ns() noexcept { return precise_ns(); }
 }  // namespace detail
 

@@ -12,15 +12,25 @@
 #include <time.h>
 
 #include <algorithm>
+#include <limits>
 
 namespace floodgate::detail {
 namespace {
 
 using state = ticker_schedule::state;
 
+/// CLOCK_MONOTONIC as the steady clock shifts it (to start its seconds with the wall clock's).
 std::int64_t monotonic_ms() {
   timespec ts{};
   ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec +
+          steady_clock_offset_ns()) /
+         1'000'000;
+}
+
+std::int64_t wall_ms() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_REALTIME, &ts);
   return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
 }
 
@@ -91,6 +101,27 @@ TEST(SteadyClock, MillisecondsNeverRunAheadOfTheMonotonicClock) {
     EXPECT_LE(ms, monotonic_ms());
     EXPECT_GE(ms, 0);  // never the ticker's idle marker
   }
+}
+
+// A client counts per wall-clock second: the windows (multiples of 500 ms and 1 s on this clock)
+// must begin when its seconds do, or one wall-clock second could hold the count of two windows.
+// Before, the steady clock was CLOCK_MONOTONIC itself, whose seconds begin at an arbitrary point
+// of the wall clock's.
+TEST(SteadyClock, ItsSecondsBeginWithTheWallClocks) {
+  const clock& c = default_clock();
+  std::int64_t closest = std::numeric_limits<std::int64_t>::max();
+  for (int i = 0; i < 100; ++i) {  // the pair read closest together: a preempted read is off
+    const std::int64_t wall_before = wall_ms();
+    const std::int64_t ns = c.now_ns();
+    const std::int64_t wall_after = wall_ms();
+    if (wall_after - wall_before > 1) continue;
+    constexpr std::int64_t day_ms = 86'400'000;
+    const std::int64_t off = ((ns / 1'000'000 - wall_before) % day_ms + day_ms) % day_ms;
+    closest = std::min(closest, std::min(off, day_ms - off));
+  }
+  EXPECT_LE(closest, 2) << "ms between the steady clock and the wall clock, modulo a day";
+  EXPECT_GE(steady_clock_offset_ns(), 0);
+  EXPECT_LT(steady_clock_offset_ns(), std::int64_t{86'400} * 1'000'000'000);
 }
 
 TEST(SteadyClock, PreciseEntriesTakeTheirMillisecondsFromTheSameReading) {

@@ -161,10 +161,12 @@ TEST(TickExtrapolator, AReadBeforeTheAnchorIsPlacedBeforeIt) {
   EXPECT_NEAR(static_cast<double>(at), static_cast<double>(s.ns - 1'000), 1.0);
 }
 
+/// CLOCK_MONOTONIC as the steady clock shifts it (to start its seconds with the wall clock's).
 std::int64_t monotonic_ns() {
   timespec ts{};
   ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec +
+         steady_clock_offset_ns();
 }
 
 TEST(SteadyClock, NanosecondsStayWithClockMonotonicAndNeverStepBack) {
