@@ -23,7 +23,7 @@ constexpr std::string_view usage =
     "                      [--threads N] [--origin-header H] [--no-guard] [--drain-timeout-ms N]\n"
     "                      [--rate-limit-headers off|draft03|ietf]\n"
     "                      [--redis URL]\n"
-    "  --address A          listen address (127.0.0.1)\n"
+    "  --address A          listen IP address (127.0.0.1)\n"
     "  --port N             listen port (8080; 0 = any free port)\n"
     "  --admin-port N       admin API port on 127.0.0.1 (8719; 0 = any free port)\n"
     "  --rules FILE         rule file, hot-reloaded (examples/rules.yaml)\n"
@@ -33,7 +33,8 @@ constexpr std::string_view usage =
     "  --drain-timeout-ms N longest wait for requests in flight on shutdown (10000)\n"
     "  --redis URL          Redis for clusterMode rules when the file's cluster: has no redis\n"
     "  --rate-limit-headers S  tell clients their limit: off, draft03 (x-ratelimit-*) or\n"
-    "                       ietf (RateLimit-Policy, RateLimit) (off)\n";
+    "                       ietf (RateLimit-Policy, RateLimit) (the rule file's\n"
+    "                       rateLimitHeaders, else off)\n";
 
 /// Every flag that takes a value (`--flag V` or `--flag=V`).
 constexpr std::array<std::string_view, 9> valued_flags = {
@@ -111,9 +112,11 @@ std::variant<demo_options, parse_failure> parse_options(int argc, const char* co
       if (!parse_redis_url(value, why)) return bad(flag, why);
       o.redis = value;
     } else if (flag == "--rate-limit-headers") {
-      if (!floodgate::beast::parse_rate_limit_header_style(value, o.rate_limit_headers)) {
+      floodgate::beast::rate_limit_header_style style{};
+      if (!floodgate::beast::parse_rate_limit_header_style(value, style)) {
         return bad(flag, "must be off, draft03 or ietf");
       }
+      o.rate_limit_headers = style;
     }
   }
   if (o.rules.empty()) {

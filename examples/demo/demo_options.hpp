@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 
@@ -21,9 +22,9 @@ struct demo_options {
   std::chrono::milliseconds drain_timeout{10'000};
   /// Redis for clusterMode rules whose file sets `cluster:` without `redis`.
   std::string redis;
-  /// --rate-limit-headers: the fields telling clients their limit
-  floodgate::beast::rate_limit_header_style rate_limit_headers =
-      floodgate::beast::rate_limit_header_style::off;
+  /// --rate-limit-headers: the fields telling clients their limit; unset, the rule file's
+  /// `rateLimitHeaders` (off when it has none)
+  std::optional<floodgate::beast::rate_limit_header_style> rate_limit_headers;
 };
 
 /// Either options, or the message to print (usage or an error) and the exit code.

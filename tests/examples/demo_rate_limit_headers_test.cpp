@@ -46,6 +46,24 @@ TEST_F(DemoTest, IetfRateLimitFieldsOnPassAndBlock) {
   EXPECT_TRUE(saw_block);
 }
 
+// The rule file's key (SPEC §11; guard tests reload it); the flag, when given, overrides it.
+TEST_F(DemoTest, TheRuleFilesRateLimitHeadersKeyTurnsTheFieldsOn) {
+  start("rateLimitHeaders: ietf\nflow: [{resource: \"GET:/hello\", count: 2}]\n");
+  http_response r = get("/hello");
+  EXPECT_EQ(r.header("ratelimit-policy"), R"("default";q=2;w=1)");
+  EXPECT_TRUE(r.has_header("ratelimit"));
+  EXPECT_EQ(admin_json("/floodgate/rules").as_object().at("rateLimitHeaders").as_string(), "ietf");
+}
+
+TEST_F(DemoTest, TheFlagOverridesTheRuleFilesRateLimitHeaders) {
+  start("rateLimitHeaders: ietf\nflow: [{resource: \"GET:/hello\", count: 2}]\n",
+        {"--rate-limit-headers", "off"});
+  const http_response r = get("/hello");
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_FALSE(r.has_header("ratelimit-policy"));
+  EXPECT_FALSE(r.has_header("ratelimit"));
+}
+
 TEST_F(DemoTest, Draft03RateLimitFields) {
   start(two_per_second, {"--rate-limit-headers=draft03"});
   const http_response r = get("/hello");

@@ -48,13 +48,14 @@ struct hello {
 /// floodgate-guarded /hello served by Beast on 127.0.0.1:0, on a thread of its own.
 class served {
  public:
-  served(const rule_set& rules, rate_limit_header_style style) {
+  /// `style`: the guard's option; unset, the rules' `rateLimitHeaders` decide.
+  served(const rule_set& rules, std::optional<rate_limit_header_style> style) {
     EXPECT_TRUE(engine_.load_rules(rules).ok());
     routes_.add("GET", "/hello");
     guard_options o;
     o.routes = &routes_;
     o.origin_header = "X-Origin";
-    if (style != rate_limit_header_style::off) o.rate_limit_headers = style;
+    o.rate_limit_headers = style;
     guarded_.emplace(engine_, std::move(o), hello{});
     asio::co_spawn(io_, accept(), asio::detached);
     thread_ = std::thread([this] { io_.run(); });
@@ -65,6 +66,7 @@ class served {
   }
   std::uint16_t port() const { return acceptor_.local_endpoint().port(); }
   manual_clock& clock() { return clock_; }
+  engine& eng() { return engine_; }
 
  private:
   asio::awaitable<void> accept() {
@@ -160,14 +162,55 @@ const char* const every_rate_limit_field[] = {"x-ratelimit-limit", "x-ratelimit-
                                               "ratelimit"};
 
 TEST(RateLimitHeaders, OffByDefaultNoFieldOnPassOrBlock) {
-  served s{three_per_second, rate_limit_header_style::off};
+  served s{three_per_second, std::nullopt};
   test::http_connection c{s.port()};
   for (int i = 0; i < 4; ++i) {
     const test::http_response r = c.get("/hello");
     ASSERT_EQ(r.status, i < 3 ? 200u : 429u);
     for (const char* f : every_rate_limit_field) EXPECT_FALSE(r.has_header(f)) << f;
   }
-  EXPECT_EQ(guard_options{}.rate_limit_headers, rate_limit_header_style::off);
+  EXPECT_FALSE(guard_options{}.rate_limit_headers.has_value()) << "the rules decide";
+}
+
+// SPEC §11 names the switch `rateLimitHeaders: off | draft03 | ietf`: the rule file's key, read
+// per request, so a reload turns the fields on, changes them, or turns them off.
+TEST(RateLimitHeaders, TheRulesInForceChooseTheFieldsWhenTheOptionsDoNot) {
+  rule_set rules = three_per_second;
+  rules.rate_limit_headers = rate_limit_header_style::ietf;
+  served s{rules, std::nullopt};
+  test::http_connection c{s.port()};
+  test::http_response r = c.get("/hello");
+  ASSERT_EQ(r.status, 200u);
+  EXPECT_EQ(r.header("ratelimit-policy"), R"("default";q=3;w=1)");
+  EXPECT_EQ(r.header("ratelimit"), R"("default";r=2;t=1)");
+
+  rules.rate_limit_headers = rate_limit_header_style::draft03;
+  ASSERT_TRUE(s.eng().load_rules(rules).ok());
+  r = c.get("/hello");
+  EXPECT_EQ(r.header("x-ratelimit-limit"), "3, 3;w=1");
+  EXPECT_FALSE(r.has_header("ratelimit-policy"));
+
+  rules.rate_limit_headers.reset();  // the key removed from the file: off
+  ASSERT_TRUE(s.eng().load_rules(rules).ok());
+  r = c.get("/hello");
+  ASSERT_EQ(r.status, 200u);
+  for (const char* f : every_rate_limit_field) EXPECT_FALSE(r.has_header(f)) << f;
+  r = c.get("/hello");
+  ASSERT_EQ(r.status, 429u);
+  for (const char* f : every_rate_limit_field) EXPECT_FALSE(r.has_header(f)) << f;
+}
+
+TEST(RateLimitHeaders, TheGuardsOptionOverridesTheRules) {
+  rule_set rules = three_per_second;
+  rules.rate_limit_headers = rate_limit_header_style::ietf;
+  served off{rules, rate_limit_header_style::off};
+  test::http_connection c{off.port()};
+  for (const char* f : every_rate_limit_field) EXPECT_FALSE(c.get("/hello").has_header(f)) << f;
+  served draft{rules, rate_limit_header_style::draft03};
+  test::http_connection d{draft.port()};
+  const test::http_response r = d.get("/hello");
+  EXPECT_EQ(r.header("x-ratelimit-limit"), "3, 3;w=1");
+  EXPECT_FALSE(r.has_header("ratelimit-policy"));
 }
 
 TEST(RateLimitHeaders, Draft03FieldsOnPassAndBlock) {

@@ -5,6 +5,7 @@
 #include <floodgate/rules/degrade_rule.hpp>
 #include <floodgate/rules/flow_rule.hpp>
 #include <floodgate/rules/param_flow_rule.hpp>
+#include <floodgate/rules/rule_set.hpp>
 
 #include <span>
 #include <string_view>
@@ -33,6 +34,10 @@ struct enum_table {
   }
 };
 
+inline constexpr enum_name<rate_limit_header_style> rate_limit_header_style_names[] = {
+    {"off", rate_limit_header_style::off},
+    {"draft03", rate_limit_header_style::draft03},
+    {"ietf", rate_limit_header_style::ietf}};
 inline constexpr enum_name<flow_grade> flow_grade_names[] = {
     {"qps", flow_grade::qps},
     {"concurrency", flow_grade::concurrency},
@@ -67,6 +72,8 @@ inline constexpr enum_name<param_source> param_source_names[] = {
 inline constexpr enum_name<cluster_threshold_type> cluster_threshold_type_names[] = {
     {"global", cluster_threshold_type::global}, {"avg_local", cluster_threshold_type::avg_local}};
 
+inline constexpr enum_table<rate_limit_header_style> rate_limit_header_styles{
+    rate_limit_header_style_names, false};
 inline constexpr enum_table<flow_grade> flow_grades{flow_grade_names, true};
 inline constexpr enum_table<flow_strategy> flow_strategies{flow_strategy_names, true};
 inline constexpr enum_table<control_behavior> control_behaviors{control_behavior_names, true};

@@ -283,8 +283,9 @@ void read_rule_document(document_reader& doc, const YAML::Node& root, rule_set& 
                         clean_rules& clean) {
   map_reader top(doc, root, {},
                  {{"flow"}, {"degrade"}, {"authority"}, {"system"}, {"paramFlow"}, {"hotKeys"},
-                  {"cluster"}});
+                  {"cluster"}, {"rateLimitHeaders"}});
   read_cluster_section(top, out);
+  out.rate_limit_headers = top.enumeration("rateLimitHeaders", rate_limit_header_styles);
   read_section(top, "flow", out.flow, clean.flow,
                with_sentinel_extras({{"name"},
                                      {"resource"},

@@ -249,6 +249,12 @@ void write_section(std::string& out, const format& f, std::string_view name,
 
 std::string write(const rule_set& rules, const format& f) {
   std::string out = f.json ? "{\n" : "";
+  if (rules.rate_limit_headers) {  // first: a scalar, and the sections after it always follow
+    const std::string value =
+        format::string(detail::rate_limit_header_styles.name_of(*rules.rate_limit_headers));
+    out += f.json ? "  " + f.key("rateLimitHeaders") + ": " + value + ",\n"
+                  : "rateLimitHeaders: " + value + "\n";
+  }
   write_section(out, f, "flow", rules.flow, false);
   write_section(out, f, "degrade", rules.degrade, false);
   write_section(out, f, "authority", rules.authority, false);

@@ -114,6 +114,8 @@ void engine_impl::add_slot(std::shared_ptr<slot> s) {
 }
 
 void engine_impl::republish_locked(const rule_set& rules) {
+  rate_limit_headers_.store(rules.rate_limit_headers.value_or(rate_limit_header_style::off),
+                            std::memory_order_relaxed);
   const rule_snapshot* previous = snapshot_.current();
   snapshot_.publish(build_snapshot({rules, previous, user_slots_, observers_, system_status_,
                                     previous->version + 1, &registry_, clock_->now_ms(),
@@ -288,6 +290,10 @@ std::int64_t engine::in_flight() const noexcept {
 node::node_registry& engine::nodes() noexcept { return impl_->registry(); }
 const node::node_registry& engine::nodes() const noexcept { return impl_->registry(); }
 std::uint64_t engine::internal_errors() const noexcept { return impl_->internal_errors(); }
+
+rate_limit_header_style engine::rate_limit_headers() const noexcept {
+  return impl_->rate_limit_headers();
+}
 std::shared_ptr<const system_status_source> engine::system_status() const {
   return impl_->system_status();
 }

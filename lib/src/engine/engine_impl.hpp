@@ -70,6 +70,9 @@ class engine_impl {
   std::uint64_t internal_errors() const noexcept {
     return internal_errors_.load(std::memory_order_relaxed);
   }
+  rate_limit_header_style rate_limit_headers() const noexcept {
+    return rate_limit_headers_.load(std::memory_order_relaxed);
+  }
   ~engine_impl();
 
   void add_hot_key_observer(hot_key_observer observer);
@@ -148,6 +151,7 @@ class engine_impl {
   std::vector<std::shared_ptr<slot>> user_slots_;
   std::shared_ptr<const system_status_source> system_status_;
   std::atomic<std::uint64_t> internal_errors_{0};
+  std::atomic<rate_limit_header_style> rate_limit_headers_{rate_limit_header_style::off};
 
   // Hot keys (control plane only): refreshes and observer calls are serialized by hot_mutex_;
   // the ticker waits on hot_wake_ (never a request thread).

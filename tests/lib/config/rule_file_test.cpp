@@ -252,6 +252,31 @@ TEST(RuleFile, AClusterSectionThatNamesNoRedisReadsBackAsWritten) {
   }
 }
 
+// SPEC §11: `rateLimitHeaders: off | draft03 | ietf`, a top-level key of the file (the HTTP
+// middleware reads it unless its options fix the fields).
+TEST(RuleFile, RateLimitHeadersIsATopLevelKeyThatReadsBackAsWritten) {
+  EXPECT_EQ(parse_ok("rateLimitHeaders: ietf\nflow: []\n").rate_limit_headers,
+            rate_limit_header_style::ietf);
+  EXPECT_EQ(parse_ok("rateLimitHeaders: draft03\n").rate_limit_headers,
+            rate_limit_header_style::draft03);
+  EXPECT_EQ(parse_ok("rateLimitHeaders: off\n").rate_limit_headers, rate_limit_header_style::off);
+  EXPECT_EQ(parse_ok("flow: []\n").rate_limit_headers, std::nullopt);
+  for (const auto style : {rate_limit_header_style::off, rate_limit_header_style::draft03,
+                           rate_limit_header_style::ietf}) {
+    rule_set r = full_rules();
+    r.rate_limit_headers = style;
+    for (const std::string& text : {to_yaml(r), to_json(r)}) {
+      SCOPED_TRACE(text);
+      EXPECT_EQ(parse_ok(text), r);
+    }
+  }
+  const parse_result bad = parse_rules("rateLimitHeaders: draft99\n", "rules.yaml");
+  EXPECT_EQ(bad.error_text(),
+            "rules.yaml:1:19: rateLimitHeaders: unknown value \"draft99\"; expected off | "
+            "draft03 | ietf\n");
+  EXPECT_EQ(parse_rules("rateLimitHeaders: [ietf]\n", "rules.yaml").errors.size(), 1u);
+}
+
 TEST(ClusterConfig, WithoutPasswordHidesOnlyThePassword) {
   EXPECT_EQ(without_password("redis://user:secret@host:6379/2"), "redis://user:***@host:6379/2");
   EXPECT_EQ(without_password("rediss://:p@ss@host?ssl_ca_certs=/ca.pem"),

@@ -181,6 +181,9 @@ class engine {
   const node::node_registry& nodes() const noexcept;
   /// Entries that passed unchecked because an internal error occurred (fail-open).
   std::uint64_t internal_errors() const noexcept;
+  /// The rate-limit fields the rules in force ask HTTP responses to carry (`rateLimitHeaders`;
+  /// off when they say nothing). One relaxed load: the middleware reads it per request.
+  rate_limit_header_style rate_limit_headers() const noexcept;
   /// The readings system rules use (null until system rules were loaded, unless injected).
   std::shared_ptr<const system_status_source> system_status() const;
 

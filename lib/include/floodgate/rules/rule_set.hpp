@@ -16,6 +16,14 @@
 
 namespace floodgate {
 
+/** Which rate-limit fields HTTP responses carry (the rule file's `rateLimitHeaders`; the Beast
+    middleware reads it, floodgate/beast/rate_limit_headers.hpp writes them). */
+enum class rate_limit_header_style : unsigned char {
+  off,      ///< none (the default)
+  draft03,  ///< `x-ratelimit-limit: 100, 100;w=1`, `x-ratelimit-remaining`, `x-ratelimit-reset`
+  ietf,     ///< `RateLimit-Policy: "default";q=100;w=1`, `RateLimit: "default";r=37;t=1`
+};
+
 /** Every rule of every type, in file order. Applied atomically: no request sees part of one set
     and part of another. */
 struct rule_set {
@@ -27,6 +35,9 @@ struct rule_set {
   std::vector<hot_keys_rule> hot_keys;
   /// Where clusterMode flow rules share their windows; absent: no clusterMode rule is allowed.
   std::optional<cluster_config> cluster;
+  /// The rate-limit fields HTTP responses carry, unless the middleware's options fix them;
+  /// absent: none.
+  std::optional<rate_limit_header_style> rate_limit_headers;
 
   friend bool operator==(const rule_set&, const rule_set&) = default;
 };

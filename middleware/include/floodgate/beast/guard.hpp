@@ -95,6 +95,11 @@ class guarded_handler {
   template <class Body, class Fields>
   entry enter(context& ctx, const http::request<Body, Fields>& req, const request_info& info,
               const route_match& match, std::string_view resource, std::string_view origin);
+  /// The rate-limit fields to write: the options', else the rules in force's.
+  rate_limit_header_style header_style() const noexcept {
+    return options_.rate_limit_headers ? *options_.rate_limit_headers
+                                       : engine_->rate_limit_headers();
+  }
   /// The quota for the rate-limit fields; nothing when they are off.
   quota_status quota_of(const context& ctx, const entry& e) const noexcept;
   template <class Result>

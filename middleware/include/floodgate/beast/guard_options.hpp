@@ -7,6 +7,7 @@
 #include <floodgate/chain/timer_queue.hpp>
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,9 +55,11 @@ struct guard_options {
   timer_queue* timers = nullptr;
   /** Tell clients their limit on every guarded response, passed or blocked, that a QPS flow
       rule applied to (engine::quota: the strictest such rule): Envoy's `x-ratelimit-*` fields
-      (`draft03`) or the IETF `RateLimit-Policy` / `RateLimit` fields (`ietf`). Off by default:
-      then nothing is computed. */
-  rate_limit_header_style rate_limit_headers = rate_limit_header_style::off;
+      (`draft03`) or the IETF `RateLimit-Policy` / `RateLimit` fields (`ietf`). Unset (the
+      default): as the rules in force say (the rule file's `rateLimitHeaders`, read on every
+      request, so a reload turns them on or off), which is off when they say nothing. Off:
+      nothing is computed. */
+  std::optional<rate_limit_header_style> rate_limit_headers;
 };
 
 }  // namespace floodgate::beast

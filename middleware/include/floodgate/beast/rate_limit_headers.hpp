@@ -3,6 +3,7 @@
 #pragma once
 
 #include <floodgate/engine/engine.hpp>
+#include <floodgate/rules/rule_set.hpp>
 
 #include <charconv>
 #include <cstdint>
@@ -10,12 +11,9 @@
 
 namespace floodgate::beast {
 
-/// Which rate-limit fields responses carry (guard_options::rate_limit_headers).
-enum class rate_limit_header_style : unsigned char {
-  off,      ///< none (the default)
-  draft03,  ///< `x-ratelimit-limit: 100, 100;w=1`, `x-ratelimit-remaining`, `x-ratelimit-reset`
-  ietf,     ///< `RateLimit-Policy: "default";q=100;w=1`, `RateLimit: "default";r=37;t=1`
-};
+/// Which rate-limit fields responses carry (guard_options::rate_limit_headers, or the rule
+/// file's `rateLimitHeaders`).
+using floodgate::rate_limit_header_style;
 
 /// Parses `off`, `draft03` or `ietf`; false for anything else.
 constexpr bool parse_rate_limit_header_style(std::string_view s,

@@ -118,7 +118,7 @@ http::message_generator guarded_handler<Handler, Executor>::blocked(
     const entry& e, std::string_view resource, unsigned version, bool keep_alive,
     const quota_status& quota, bool head) const {
   auto res = make_blocked_response(e.block(), resource, version, keep_alive);
-  set_rate_limit_headers(res, options_.rate_limit_headers, quota);
+  set_rate_limit_headers(res, header_style(), quota);
   if (head) drop_body(res);
   return http::message_generator{std::move(res)};
 }
@@ -126,8 +126,7 @@ http::message_generator guarded_handler<Handler, Executor>::blocked(
 template <class Handler, class Executor>
 quota_status guarded_handler<Handler, Executor>::quota_of(const context& ctx,
                                                           const entry& e) const noexcept {
-  return options_.rate_limit_headers == rate_limit_header_style::off ? quota_status{}
-                                                                     : engine_->quota(ctx, e);
+  return header_style() == rate_limit_header_style::off ? quota_status{} : engine_->quota(ctx, e);
 }
 
 template <class Handler, class Executor>
@@ -211,7 +210,7 @@ http::message_generator guarded_handler<Handler, Executor>::finish(
       e.trace_error();
     }
     if (quota) [[unlikely]] {
-      set_rate_limit_headers(res.base(), options_.rate_limit_headers, quota);
+      set_rate_limit_headers(res.base(), header_style(), quota);
     }
   }
   e.exit();
