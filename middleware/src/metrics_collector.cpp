@@ -73,7 +73,10 @@ std::uint64_t load(const Counter& c) {
 }  // namespace
 
 metrics_collector::metrics_collector(const engine& eng, const config::rule_file_watcher* watcher)
-    : engine_(eng), watcher_(watcher) {}
+    : engine_(eng), watcher_(watcher) {
+  // Started with the collector, not at the first scrape, so that one reads numbers, not NaN.
+  if (!engine_.system_status()) status_ = process_system_status();
+}
 
 metrics_collector::~metrics_collector() = default;
 

@@ -119,6 +119,7 @@ proc_system_status::proc_system_status(options opts)
     opts_.ticks_per_second = tck > 0 ? tck : 100;
   }
   if (opts_.start_thread) {
+    sample_once();
     thread_ = std::thread([this] { run(); });
   }
 }
@@ -134,11 +135,12 @@ proc_system_status::~proc_system_status() {
 
 void proc_system_status::run() {
   std::unique_lock lock(stop_mutex_);
-  while (!stop_) {
+  std::chrono::milliseconds wait = std::min(opts_.first_period, opts_.period);
+  while (!stop_cv_.wait_for(lock, wait, [this] { return stop_; })) {
     lock.unlock();
     sample_once();
     lock.lock();
-    stop_cv_.wait_for(lock, opts_.period, [this] { return stop_; });
+    wait = opts_.period;
   }
 }
 

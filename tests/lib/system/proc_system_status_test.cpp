@@ -61,6 +61,23 @@ TEST_F(ProcSystemStatus, ReadingsAreMinusOneBeforeTheFirstSample) {
   EXPECT_EQ(s.cpu_usage(), -1);
 }
 
+// A scrape just after start-up read NaN: the first sample was the thread's, racing the scrape.
+TEST_F(ProcSystemStatus, WithItsThreadTheLoadIsKnownOnceConstructed) {
+  write("loadavg", "0.75 0.80 0.50 2/345 6789\n");
+  write_machine(100, 300);
+  write_process(10);
+  proc_system_status::options o;
+  o.loadavg_path = (dir_ / "loadavg").string();
+  o.stat_path = (dir_ / "stat").string();
+  o.self_stat_path = (dir_ / "self_stat").string();
+  o.time = &time_;
+  o.period = std::chrono::hours(24);
+  o.first_period = std::chrono::hours(24);  // the thread samples nothing during the test
+  const proc_system_status s(o);
+  EXPECT_DOUBLE_EQ(s.load1(), 0.75);
+  EXPECT_EQ(s.cpu_usage(), -1) << "CPU needs a second sample";
+}
+
 TEST_F(ProcSystemStatus, LoadComesFromTheFirstFieldOfLoadavg) {
   write("loadavg", "1.25 0.80 0.50 2/345 6789\n");
   auto s = make();
