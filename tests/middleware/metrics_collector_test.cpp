@@ -258,18 +258,26 @@ TEST_F(MetricsCollectorTest, AnAdaptiveBreakerExportsItsDropRatioAndAStateButNoT
   EXPECT_EQ(checked->output, "");
 }
 
+/// An error-count breaker on GET:/a that opens on its second error.
+degrade_rule opens_on_second_error() {
+  return {.resource = "GET:/a",
+          .grade = degrade_grade::error_count,
+          .count = 1,
+          .min_request_amount = 1,
+          .time_window_sec = 10};
+}
+
+/// That breaker's closed -> open transitions, as a scrape of `h` shows them.
+std::optional<double> times_opened(const metrics_handler& h) {
+  return sample(
+      h.render(), "floodgate_circuit_breaker_transitions_total",
+      {{"resource", "GET:/a"}, {"rule", "degrade[0]"}, {"from", "closed"}, {"to", "open"}});
+}
+
 TEST_F(MetricsCollectorTest, TransitionsStayMonotonicWhenAReloadReplacesTheBreaker) {
-  degrade_rule rule{.resource = "GET:/a",
-                    .grade = degrade_grade::error_count,
-                    .count = 1,
-                    .min_request_amount = 1,
-                    .time_window_sec = 10};
+  degrade_rule rule = opens_on_second_error();
   const metrics_handler h{{std::make_shared<metrics_collector>(*engine_)}};
-  const auto opened = [&] {
-    return sample(
-        h.render(), "floodgate_circuit_breaker_transitions_total",
-        {{"resource", "GET:/a"}, {"rule", "degrade[0]"}, {"from", "closed"}, {"to", "open"}});
-  };
+  const auto opened = [&] { return times_opened(h); };
   load({.degrade = {rule}});
   for (int i = 0; i < 2; ++i) request("GET:/a", 0, true);
   EXPECT_EQ(opened(), 1.0);
@@ -284,17 +292,9 @@ TEST_F(MetricsCollectorTest, TransitionsStayMonotonicWhenAReloadReplacesTheBreak
 // What a scrape had not seen when the rule changed was lost with the breaker it replaced: a
 // trip followed by a reload before the next scrape read 0 transitions.
 TEST_F(MetricsCollectorTest, ATransitionNoScrapeSawBeforeAReloadIsStillCounted) {
-  degrade_rule rule{.resource = "GET:/a",
-                    .grade = degrade_grade::error_count,
-                    .count = 1,
-                    .min_request_amount = 1,
-                    .time_window_sec = 10};
+  degrade_rule rule = opens_on_second_error();
   const metrics_handler h{{std::make_shared<metrics_collector>(*engine_)}};
-  const auto opened = [&] {
-    return sample(
-        h.render(), "floodgate_circuit_breaker_transitions_total",
-        {{"resource", "GET:/a"}, {"rule", "degrade[0]"}, {"from", "closed"}, {"to", "open"}});
-  };
+  const auto opened = [&] { return times_opened(h); };
   load({.degrade = {rule}});
   EXPECT_EQ(opened(), 0.0);
   for (int i = 0; i < 2; ++i) request("GET:/a", 0, true);  // trips; no scrape before the change
