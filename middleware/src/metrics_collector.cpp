@@ -211,20 +211,25 @@ void metrics_collector::collect_breakers(std::vector<MetricFamily>& out) const {
                 window->drop_ratio));
       return;
     }
-    // A changed rule's breaker goes on from the counts of the one it replaces under the same
-    // label (resource_breakers::build). Counts that fell are a breaker that could not: one whose
-    // label was gone for a while, or was taken by an equal rule moved in the file.
+    // Another breaker under these labels (a changed rule, or one whose label came back): what
+    // the last scrape saw of the one before is added, less what the new one carried over from
+    // it (resource_breakers::build), so transitions made after that scrape are not lost and
+    // none is counted twice.
     breaker_series& series = breaker_series_[{std::string(resource), rule}];
     decltype(series.seen) now{};
     static_assert(now.size() == breaker_transitions.size());
-    bool restarted = false;
+    bool replaced = series.breaker != &b;
     for (std::size_t i = 0; i < breaker_transitions.size(); ++i) {
       const auto [from, to] = breaker_transitions[i];
       now[i] = b.transitions(from, to);
-      restarted = restarted || now[i] < series.seen[i];
+      replaced = replaced || now[i] < series.seen[i];  // a new breaker at a reused address
     }
-    if (restarted) {
-      for (std::size_t i = 0; i < now.size(); ++i) series.earlier[i] += series.seen[i];
+    if (replaced) {
+      for (std::size_t i = 0; i < now.size(); ++i) {
+        const auto [from, to] = breaker_transitions[i];
+        series.earlier[i] += series.seen[i] - std::min(series.seen[i], b.carried_transitions(from, to));
+      }
+      series.breaker = &b;
     }
     series.seen = now;
     for (std::size_t i = 0; i < breaker_transitions.size(); ++i) {
@@ -279,11 +284,12 @@ void metrics_collector::collect_hot_keys(std::vector<MetricFamily>& out) const {
                                             label(metrics::label_rule, s.rule)};
     hot.metric.push_back(gauge(labels, as_double(s.hot_values)));
     top.metric.push_back(gauge(labels, as_double(s.top_count)));
-    // A changed rule's tracker goes on from the events of the one it replaces under the same
-    // label (resource_hot_keys::build); fewer events are a tracker that could not.
+    // As for breakers: another tracker under these labels adds what the last scrape saw of
+    // the one before, less what the new one carried over from it.
     hot_key_series& series = hot_key_series_[{s.resource, s.rule}];
-    if (s.events < series.seen) {
-      series.earlier += series.seen;
+    if (series.tracker != s.tracker || s.events < series.seen) {
+      series.earlier += series.seen - std::min(series.seen, s.carried_events);
+      series.tracker = s.tracker;
     }
     series.seen = s.events;
     events.metric.push_back(counter(std::move(labels), as_double(series.earlier + s.events)));

@@ -305,6 +305,22 @@ TEST_F(MetricsCollectorTest, ATransitionNoScrapeSawBeforeAReloadIsStillCounted) 
   EXPECT_EQ(opened(), 2.0);
 }
 
+// A label gone for a while comes back with a breaker that carried nothing: what the scrapes saw
+// before is kept, and its own transitions add to it.
+TEST_F(MetricsCollectorTest, TransitionsOfALabelThatComesBackAddToWhatWasSeenBefore) {
+  const degrade_rule rule = opens_on_second_error();
+  const metrics_handler h{{std::make_shared<metrics_collector>(*engine_)}};
+  load({.degrade = {rule}});
+  for (int i = 0; i < 2; ++i) request("GET:/a", 0, true);
+  EXPECT_EQ(times_opened(h), 1.0);
+  load({});
+  EXPECT_EQ(times_opened(h), std::nullopt);
+  load({.degrade = {rule}});
+  clock_.advance_ms(20'000);  // past the first breaker's window
+  for (int i = 0; i < 2; ++i) request("GET:/a", 0, true);
+  EXPECT_EQ(times_opened(h), 2.0);
+}
+
 TEST_F(MetricsCollectorTest, ReloadMetricsComeFromTheWatcher) {
   test::rules_dir dir{"flow: [{resource: a, count: 1}]\n"};
   boost::asio::io_context io;

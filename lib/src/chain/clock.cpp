@@ -1,5 +1,6 @@
 #include <floodgate/chain/clock.hpp>
 
+#include "chain/clock_offset.hpp"
 #include "chain/tick_extrapolator.hpp"
 #include "chain/ticker_schedule.hpp"
 

@@ -61,15 +61,20 @@ class alignas(64) circuit_breaker_impl final : public circuit_breaker {
     return transitions_[index(from)][index(to)].load(std::memory_order_relaxed);
   }
 
+  std::uint64_t carried_transitions(breaker_state from, breaker_state to) const noexcept override {
+    if (index(from) >= carried_.size() || index(to) >= carried_.size()) return 0;
+    return carried_[index(from)][index(to)];
+  }
+
   /** Adds `earlier`'s transition counts to this breaker's: a changed rule's new breaker goes on
-      counting where the breaker it replaces under the same label stopped, so the counts a
-      scrape reads per label are exact and never fall, whenever the scrape comes. */
+      counting where the breaker it replaces under the same label stopped. Called before the
+      breaker is published (carried_ is read-only afterwards). */
   void carry_transitions(const circuit_breaker_impl& earlier) noexcept {
     for (std::size_t from = 0; from < transitions_.size(); ++from) {
       for (std::size_t to = 0; to < transitions_[from].size(); ++to) {
-        transitions_[from][to].fetch_add(
-            earlier.transitions_[from][to].load(std::memory_order_relaxed),
-            std::memory_order_relaxed);
+        const std::uint64_t n = earlier.transitions_[from][to].load(std::memory_order_relaxed);
+        carried_[from][to] += n;
+        transitions_[from][to].fetch_add(n, std::memory_order_relaxed);
       }
     }
   }
@@ -169,6 +174,7 @@ class alignas(64) circuit_breaker_impl final : public circuit_breaker {
   degrade_rule rule_;
 
   std::array<std::array<std::atomic<std::uint64_t>, 3>, 3> transitions_{};
+  std::array<std::array<std::uint64_t, 3>, 3> carried_{};  // of transitions_, carried over
 };
 
 }  // namespace floodgate::detail

@@ -257,7 +257,8 @@ std::vector<hot_key_rule_stats> engine::hot_key_stats() const {
     for (const auto& r : snap.resources) {
       detail::for_each_tracker(*r, [&](const detail::tracked_parameter& p) {
         const auto v = p.tracker.last();
-        out.push_back({r->resource, p.rule, v.hot_values, v.top_count, v.events, &p.tracker});
+        out.push_back({r->resource, p.rule, v.hot_values, v.top_count, v.events,
+                       p.tracker.carried_events(), &p.tracker});
       });
     }
   });

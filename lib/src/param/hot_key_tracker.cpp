@@ -44,9 +44,20 @@ hot_key_tracker::view hot_key_tracker::last() const {
 }
 
 void hot_key_tracker::carry_events(const hot_key_tracker& earlier) {
-  const std::uint64_t events = earlier.last().events;
+  const std::uint64_t events = earlier.events();
   const std::lock_guard lock(mutex_);
   last_.events += events;
+  carried_ += events;
+}
+
+std::uint64_t hot_key_tracker::events() const {
+  const std::lock_guard lock(mutex_);
+  return last_.events;
+}
+
+std::uint64_t hot_key_tracker::carried_events() const {
+  const std::lock_guard lock(mutex_);
+  return carried_;
 }
 
 }  // namespace floodgate::param_detail

@@ -73,6 +73,10 @@ class hot_key_tracker {
   /** Adds `earlier`'s cold -> hot transitions to this tracker's: a changed rule's new tracker
       goes on counting where the one it replaces under the same label stopped. */
   void carry_events(const hot_key_tracker& earlier);
+  /// Cold -> hot transitions so far, those carried over included.
+  std::uint64_t events() const;
+  /// Of events(), those carried over.
+  std::uint64_t carried_events() const;
 
  private:
   value_hasher hasher_;
@@ -80,6 +84,7 @@ class hot_key_tracker {
   std::int32_t top_;
   double threshold_;
   mutable std::mutex mutex_;  // guards the members below
+  std::uint64_t carried_ = 0;
   struct key_hash {
     std::size_t operator()(const value_key& k) const noexcept { return k.lo; }
   };

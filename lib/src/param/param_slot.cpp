@@ -36,17 +36,38 @@ std::unique_ptr<resource_param_rules> resource_param_rules::build(
   p->rules.reserve(rules.size());
   // An unchanged rule keeps its per-value state (each previous state is taken at most once);
   // a new or changed rule starts empty.
-  std::vector<bool> taken(previous != nullptr ? previous->impl_->rules.size() : 0);
-  for (auto& [rule, index] : rules) {
-    std::shared_ptr<param_detail::rule_state> state;
-    for (std::size_t i = 0; i < taken.size() && state == nullptr; ++i) {
-      const auto& old = previous->impl_->rules[i];
-      if (!taken[i] && old.rule() == rule && (old.state()->tracker != nullptr) == track_values) {
+  const std::vector<param_detail::param_rule> none;
+  const auto& before = previous != nullptr ? previous->impl_->rules : none;
+  std::vector<bool> taken(before.size());
+  std::vector<std::shared_ptr<param_detail::rule_state>> kept(rules.size());
+  for (std::size_t k = 0; k < rules.size(); ++k) {
+    for (std::size_t i = 0; i < before.size() && kept[k] == nullptr; ++i) {
+      const auto& old = before[i];
+      if (!taken[i] && old.rule() == rules[k].rule &&
+          (old.state()->tracker != nullptr) == track_values) {
         taken[i] = true;
-        state = old.state();
+        kept[k] = old.state();
       }
     }
-    if (state == nullptr) state = std::make_shared<param_detail::rule_state>(rule, track_values);
+  }
+  for (std::size_t k = 0; k < rules.size(); ++k) {
+    auto& [rule, index] = rules[k];
+    std::shared_ptr<param_detail::rule_state> state = std::move(kept[k]);
+    if (state == nullptr) {
+      state = std::make_shared<param_detail::rule_state>(rule, track_values);
+      // Its hot-key events go on from those of the rule it replaces under the same label (its
+      // name, or its place in the file), unless an equal rule kept that one's state.
+      for (std::size_t i = 0; i < before.size() && state->tracker != nullptr; ++i) {
+        const param_flow_rule& old = before[i].rule();
+        const bool same_label = rule.name.empty()
+                                    ? old.name.empty() && before[i].index() == index
+                                    : old.name == rule.name;
+        if (!taken[i] && same_label && before[i].state()->tracker != nullptr) {
+          state->tracker->carry_events(*before[i].state()->tracker);
+          break;
+        }
+      }
+    }
     p->rules.emplace_back(rule, index, std::move(state));
   }
   return std::unique_ptr<resource_param_rules>(new resource_param_rules(std::move(p)));

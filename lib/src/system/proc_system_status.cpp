@@ -135,12 +135,10 @@ proc_system_status::~proc_system_status() {
 
 void proc_system_status::run() {
   std::unique_lock lock(stop_mutex_);
-  std::chrono::milliseconds wait = std::min(opts_.first_period, opts_.period);
-  while (!stop_cv_.wait_for(lock, wait, [this] { return stop_; })) {
+  while (!stop_cv_.wait_for(lock, opts_.period, [this] { return stop_; })) {
     lock.unlock();
     sample_once();
     lock.lock();
-    wait = opts_.period;
   }
 }
 

@@ -1,5 +1,6 @@
 // The steady clock's millisecond ticker: when it runs (Sentinel's TimeUtil states) and what
 // its readings promise.
+#include "chain/clock_offset.hpp"
 #include "chain/ticker_schedule.hpp"
 
 #include <floodgate/chain/clock.hpp>

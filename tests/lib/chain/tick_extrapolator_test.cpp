@@ -1,5 +1,6 @@
 // The steady clock's nanoseconds from a tick counter: calibration, extrapolation, re-anchoring
 // and the counter jumps, driven with a manual counter and a manual reference.
+#include "chain/clock_offset.hpp"
 #include "chain/tick_extrapolator.hpp"
 
 #include <floodgate/chain/clock.hpp>

@@ -136,6 +136,30 @@ TEST_F(HotKeys, ParamFlowRulesTrackTheirValuesWithTheirCountAsThreshold) {
   EXPECT_TRUE(eng.is_hot(users, "alice"));
 }
 
+// A paramFlow rule's tracker exports the same counter as a hotKeys rule's: a changed rule's
+// events go on from its predecessor's, and the stats say how many it carried.
+TEST_F(HotKeys, AChangedParamFlowRulesEventsGoOnFromItsPredecessors) {
+  param_flow_rule limit;
+  limit.resource = std::string(users);
+  limit.param_idx = 0;
+  limit.count = 3;
+  load({.param_flow = {limit}});
+  hit("alice", 4);
+  eng.refresh_hot_keys();
+  auto stats = eng.hot_key_stats();
+  ASSERT_EQ(stats.size(), 1u);
+  EXPECT_EQ(stats[0].rule, "paramFlow[0]");
+  EXPECT_EQ(stats[0].events, 1u);
+  EXPECT_EQ(stats[0].carried_events, 0u);
+  limit.count = 2;
+  load({.param_flow = {limit}});
+  hit("bob", 3);
+  stats = eng.hot_key_stats();
+  ASSERT_EQ(stats.size(), 1u);
+  EXPECT_EQ(stats[0].events, 2u) << "alice before the change, bob after";
+  EXPECT_EQ(stats[0].carried_events, 1u);
+}
+
 TEST_F(HotKeys, ParamFlowTrackingCanBeTurnedOff) {
   engine quiet{engine_options{.time = &clock, .track_param_flow_values = false}};
   param_flow_rule limit;

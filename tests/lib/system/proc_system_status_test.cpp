@@ -71,8 +71,7 @@ TEST_F(ProcSystemStatus, WithItsThreadTheLoadIsKnownOnceConstructed) {
   o.stat_path = (dir_ / "stat").string();
   o.self_stat_path = (dir_ / "self_stat").string();
   o.time = &time_;
-  o.period = std::chrono::hours(24);
-  o.first_period = std::chrono::hours(24);  // the thread samples nothing during the test
+  o.period = std::chrono::hours(24);  // the thread samples nothing during the test
   const proc_system_status s(o);
   EXPECT_DOUBLE_EQ(s.load1(), 0.75);
   EXPECT_EQ(s.cpu_usage(), -1) << "CPU needs a second sample";

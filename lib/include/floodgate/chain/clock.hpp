@@ -43,11 +43,11 @@ class clock {
 
 /** The production clock: CLOCK_MONOTONIC, shifted to start its seconds with the wall clock's.
 
-    now_ns() is CLOCK_MONOTONIC plus a constant (detail::steady_clock_offset_ns(): how far it
-    was behind CLOCK_REALTIME at start-up, modulo a day), so the windows counted on it begin
-    their half-seconds, seconds and minutes when the wall clock does, as Sentinel's (on
-    System.currentTimeMillis) do: the passes of a wall-clock second fall in one window. On x86-64 with an invariant TSC that the kernel itself uses as
-    its clocksource, extrapolated from the TSC (one `rdtsc`, re-anchored on CLOCK_MONOTONIC once
+    now_ns() is CLOCK_MONOTONIC plus a constant (how far it was behind CLOCK_REALTIME at
+    start-up, modulo a day), so the windows counted on it begin their half-seconds, seconds
+    and minutes when the wall clock does, as Sentinel's (on System.currentTimeMillis) do: the
+    passes of a wall-clock second fall in one window (until the wall clock is stepped). On
+    x86-64 with an invariant TSC that the kernel itself uses as its clocksource, extrapolated from the TSC (one `rdtsc`, re-anchored on CLOCK_MONOTONIC once
     a second, typically within a microsecond of it; a re-anchor that finds it over a millisecond
     off, after a TSC jump or a badly timed calibration, calibrates again and reads
     CLOCK_MONOTONIC meanwhile; a thread's readings never decrease but at such a restart), else
@@ -70,10 +70,6 @@ class steady_clock final : public clock {
 /// The shared steady clock used when none is given.
 const clock& default_clock() noexcept;
 
-namespace detail {
-/// What steady_clock adds to CLOCK_MONOTONIC (nanoseconds, in [0, one day)).
-std::int64_t steady_clock_offset_ns() noexcept;
-}  // namespace detail
 
 /** A clock that moves only when told to; for tests.
 

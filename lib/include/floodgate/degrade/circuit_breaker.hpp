@@ -77,9 +77,17 @@ class circuit_breaker {
   /// When OPEN: the time (ms on the engine clock) from which the next probe may pass. In other
   /// states: the last such time (0 before the breaker first opened); not meaningful.
   virtual std::int64_t next_retry_ms() const noexcept = 0;
-  /// Number of `from` -> `to` transitions since the breaker was created (monotonic; for
-  /// `floodgate_circuit_breaker_transitions_total`).
+  /// Number of `from` -> `to` transitions since the breaker was created, those it carried over
+  /// included (monotonic; for `floodgate_circuit_breaker_transitions_total`).
   virtual std::uint64_t transitions(breaker_state from, breaker_state to) const noexcept = 0;
+  /** Of transitions(), those carried over when the breaker was built: a changed rule's breaker
+      starts from the counts of the one it replaces under the same label (its name, else its
+      place in the file), so a reader that last saw that one can tell what it missed. */
+  virtual std::uint64_t carried_transitions(breaker_state from, breaker_state to) const noexcept {
+    (void)from;
+    (void)to;
+    return 0;
+  }
   /// For an adaptive breaker: its window at `now_ms` (engine clock). Empty for the others.
   virtual std::optional<adaptive_window_state> adaptive(std::int64_t now_ms) const noexcept {
     (void)now_ms;

@@ -42,7 +42,10 @@ struct hot_key_rule_stats {
   std::string rule;
   std::size_t hot_values = 0;   ///< values above the threshold in the window
   std::uint64_t top_count = 0;  ///< the highest count in the window
-  std::uint64_t events = 0;     ///< cold -> hot transitions seen by refreshes, since the rule loaded
+  /// Cold -> hot transitions seen by refreshes since the rule loaded, and those a changed rule
+  /// carried over from the one it replaced under the same label (its name, else its place).
+  std::uint64_t events = 0;
+  std::uint64_t carried_events = 0;  ///< of `events`, those carried over
   const void* tracker = nullptr;  ///< identity of the rule's state: changes when the rule does
 };
 

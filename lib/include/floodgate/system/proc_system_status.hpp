@@ -23,9 +23,9 @@ namespace floodgate {
     readings are -1, which no system rule trips on.
 
     With `start_thread` the constructor samples at once (load is known from then on) and the
-    sampler's thread samples again after first_period (CPU is known from then on: 100 ms, not
-    a whole period, so metrics scraped just after start-up read numbers), then every `period`;
-    the destructor stops it immediately. Without it, tests call sample_once() and drive
+    sampler's thread samples again every `period` (CPU is known after the first: over a whole
+    period, as system rules want, not over the process's start-up); the destructor stops it
+    immediately. Without it, tests call sample_once() and drive
     time with a manual clock.
 
     @par Thread Safety
@@ -43,8 +43,6 @@ class proc_system_status final : public system_status_source {
     unsigned cores = 0;         ///< 0: the number of online processors
     long ticks_per_second = 0;  ///< 0: sysconf(_SC_CLK_TCK)
     std::chrono::milliseconds period{1000};
-    /// The thread's first wait, after the constructor's sample (at most `period`).
-    std::chrono::milliseconds first_period{100};
     bool start_thread = true;
   };
 

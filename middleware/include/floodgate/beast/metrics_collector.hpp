@@ -62,16 +62,18 @@ class metrics_collector final : public prometheus::Collectable {
   /// counters, so it is clamped to stay monotonic between scrapes.
   mutable std::unordered_map<const void*, std::uint64_t> last_success_;
   /// One breaker series (resource, rule label) across reloads: a changed rule's new breaker goes
-  /// on from its predecessor's transition counts, but one that could not (its label was gone for
-  /// a while) starts at 0, so what was counted under the labels before is added to keep
-  /// floodgate_circuit_breaker_transitions_total monotonic.
+  /// on from its predecessor's transition counts (circuit_breaker::carried_transitions), but one
+  /// that could not (its label was gone for a while) starts at 0, so what the last scrape saw
+  /// under the labels and the new breaker did not carry is added: the counter stays monotonic.
   struct breaker_series {
+    const void* breaker = nullptr;           ///< compared only, never dereferenced
     std::array<std::uint64_t, 4> seen{};     ///< its counts at the last scrape
     std::array<std::uint64_t, 4> earlier{};  ///< counts of the breakers before it
   };
   mutable std::map<std::pair<std::string, std::string>, breaker_series> breaker_series_;
   /// The same for floodgate_hot_key_events_total.
   struct hot_key_series {
+    const void* tracker = nullptr;  ///< compared only, never dereferenced
     std::uint64_t seen = 0;
     std::uint64_t earlier = 0;
   };
