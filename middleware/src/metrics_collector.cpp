@@ -218,18 +218,17 @@ void metrics_collector::collect_breakers(std::vector<MetricFamily>& out) const {
     breaker_series& series = breaker_series_[{std::string(resource), rule}];
     decltype(series.seen) now{};
     static_assert(now.size() == breaker_transitions.size());
-    bool replaced = series.breaker != &b;
+    bool replaced = series.breaker != b.serial();  // not the address: a new one may reuse it
     for (std::size_t i = 0; i < breaker_transitions.size(); ++i) {
       const auto [from, to] = breaker_transitions[i];
       now[i] = b.transitions(from, to);
-      replaced = replaced || now[i] < series.seen[i];  // a new breaker at a reused address
     }
     if (replaced) {
       for (std::size_t i = 0; i < now.size(); ++i) {
         const auto [from, to] = breaker_transitions[i];
         series.earlier[i] += series.seen[i] - std::min(series.seen[i], b.carried_transitions(from, to));
       }
-      series.breaker = &b;
+      series.breaker = b.serial();
     }
     series.seen = now;
     for (std::size_t i = 0; i < breaker_transitions.size(); ++i) {
@@ -287,9 +286,9 @@ void metrics_collector::collect_hot_keys(std::vector<MetricFamily>& out) const {
     // As for breakers: another tracker under these labels adds what the last scrape saw of
     // the one before, less what the new one carried over from it.
     hot_key_series& series = hot_key_series_[{s.resource, s.rule}];
-    if (series.tracker != s.tracker || s.events < series.seen) {
+    if (series.tracker != s.tracker_serial) {
       series.earlier += series.seen - std::min(series.seen, s.carried_events);
-      series.tracker = s.tracker;
+      series.tracker = s.tracker_serial;
     }
     series.seen = s.events;
     events.metric.push_back(counter(std::move(labels), as_double(series.earlier + s.events)));

@@ -2,11 +2,17 @@
 #include "degrade/circuit_breaker_impl.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <utility>
 
 namespace floodgate {
+
+std::uint64_t circuit_breaker::next_serial() noexcept {
+  static std::atomic<std::uint64_t> last{0};
+  return last.fetch_add(1, std::memory_order_relaxed) + 1;
+}
 
 std::string_view to_string(breaker_state s) noexcept {
   switch (s) {

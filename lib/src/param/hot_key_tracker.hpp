@@ -77,12 +77,15 @@ class hot_key_tracker {
   std::uint64_t events() const;
   /// Of events(), those carried over.
   std::uint64_t carried_events() const;
+  /// A number no other tracker of the process had (a new one may take an old one's address).
+  std::uint64_t serial() const noexcept { return serial_; }
 
  private:
   value_hasher hasher_;
   top_value_window window_;
   std::int32_t top_;
   double threshold_;
+  std::uint64_t serial_;
   mutable std::mutex mutex_;  // guards the members below
   std::uint64_t carried_ = 0;
   struct key_hash {

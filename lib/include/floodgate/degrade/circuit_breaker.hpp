@@ -93,6 +93,14 @@ class circuit_breaker {
     (void)now_ms;
     return std::nullopt;
   }
+  /** A number no other breaker of the process had: tells a new breaker from an old one, which a
+      new one may replace at the same address (a reader keeping addresses would take the two
+      for one). */
+  std::uint64_t serial() const noexcept { return serial_; }
+
+ private:
+  static std::uint64_t next_serial() noexcept;
+  std::uint64_t serial_ = next_serial();
 };
 
 }  // namespace floodgate

@@ -47,6 +47,9 @@ struct hot_key_rule_stats {
   std::uint64_t events = 0;
   std::uint64_t carried_events = 0;  ///< of `events`, those carried over
   const void* tracker = nullptr;  ///< identity of the rule's state: changes when the rule does
+  /// The rule's state's serial: unlike `tracker`, never the same for a new state as for an old
+  /// one (which the new one may replace at the same address).
+  std::uint64_t tracker_serial = 0;
 };
 
 }  // namespace floodgate

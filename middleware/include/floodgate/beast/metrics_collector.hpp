@@ -66,14 +66,14 @@ class metrics_collector final : public prometheus::Collectable {
   /// that could not (its label was gone for a while) starts at 0, so what the last scrape saw
   /// under the labels and the new breaker did not carry is added: the counter stays monotonic.
   struct breaker_series {
-    const void* breaker = nullptr;           ///< compared only, never dereferenced
+    std::uint64_t breaker = 0;               ///< its serial (circuit_breaker::serial)
     std::array<std::uint64_t, 4> seen{};     ///< its counts at the last scrape
     std::array<std::uint64_t, 4> earlier{};  ///< counts of the breakers before it
   };
   mutable std::map<std::pair<std::string, std::string>, breaker_series> breaker_series_;
   /// The same for floodgate_hot_key_events_total.
   struct hot_key_series {
-    const void* tracker = nullptr;  ///< compared only, never dereferenced
+    std::uint64_t tracker = 0;  ///< its serial (hot_key_rule_stats::tracker_serial)
     std::uint64_t seen = 0;
     std::uint64_t earlier = 0;
   };
