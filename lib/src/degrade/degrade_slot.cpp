@@ -35,12 +35,6 @@ struct resource_breakers::impl {
   };
   std::vector<member> members;
 
-  /// A breaker's label in metrics and the admin API: its rule's name, else its place in the file.
-  static bool same_label(const member& m, const degrade_rule& rule, std::int32_t index) noexcept {
-    const degrade_rule& own = m.owner->rule();
-    return rule.name.empty() ? own.name.empty() && m.rule_index == index : own.name == rule.name;
-  }
-
   void revert_probes(std::uint32_t bits) const noexcept {
     for (std::size_t i = 0; i < members.size() && bits != 0; ++i) {
       const std::uint32_t bit = probe_bit(i);
@@ -99,7 +93,7 @@ std::unique_ptr<resource_breakers> resource_breakers::build(
       auto b = std::make_shared<detail::circuit_breaker_impl>(std::move(r.rule), observers);
       for (std::size_t i = 0; i < before.size(); ++i) {
         const impl::member& old = before[i];
-        if (!reused[i] && old.binary != nullptr && impl::same_label(old, b->rule(), r.index)) {
+        if (!reused[i] && old.binary != nullptr && same_label(b->rule().name, r.index, old.owner->rule().name, old.rule_index)) {
           b->carry_transitions(*old.binary);
           break;
         }

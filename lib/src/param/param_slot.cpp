@@ -58,11 +58,8 @@ std::unique_ptr<resource_param_rules> resource_param_rules::build(
       // Its hot-key events go on from those of the rule it replaces under the same label (its
       // name, or its place in the file), unless an equal rule kept that one's state.
       for (std::size_t i = 0; i < before.size() && state->tracker != nullptr; ++i) {
-        const param_flow_rule& old = before[i].rule();
-        const bool same_label = rule.name.empty()
-                                    ? old.name.empty() && before[i].index() == index
-                                    : old.name == rule.name;
-        if (!taken[i] && same_label && before[i].state()->tracker != nullptr) {
+        if (!taken[i] && before[i].state()->tracker != nullptr &&
+            same_label(rule.name, index, before[i].rule().name, before[i].index())) {
           state->tracker->carry_events(*before[i].state()->tracker);
           break;
         }

@@ -31,10 +31,7 @@ std::unique_ptr<resource_hot_keys> resource_hot_keys::build(
       // A changed rule's events go on from those of the tracker it replaces under the same
       // label (its name, or its place in the file), unless an equal rule kept that one.
       for (std::size_t i = 0; i < before.size(); ++i) {
-        const bool same_label = rule.name.empty()
-                                    ? before[i].rule.name.empty() && before[i].index == index
-                                    : before[i].rule.name == rule.name;
-        if (!taken[i] && same_label) {
+        if (!taken[i] && same_label(rule.name, index, before[i].rule.name, before[i].index)) {
           tracker->carry_events(*before[i].tracker);
           break;
         }
