@@ -16,9 +16,13 @@ namespace floodgate::cluster::detail {
     Returns {granted, bucket, ms left in the bucket, ms until the oldest used bucket leaves, ms the
     fleet stays short}.
 
-    An ask granted less than it asked for marks the fleet short for one window; a speculative ask
-    is granted nothing while it is, so the passes go to the instances whose requests want them,
-    and instances ask for no more than their demand while it is (lease_reply::short_ms).
+    An ask granted less than it asked for marks the fleet short for a window and a bucket; a
+    speculative ask is granted nothing while it is, so the passes go to the instances whose
+    requests want them, and instances ask for no more than their demand while it is
+    (lease_reply::short_ms). The bucket is slack: a refused instance asks again when the window's
+    oldest bucket leaves, up to a window after the refusal, which renews the mark. A mark of one
+    window lapsed just as that room came back, and quiet instances' speculative asks at the
+    bucket's start took it.
 
     The window is the current bucket and the buckets-1 before it, on Redis's clock (TIME; Redis 7
     replicates a script's effects, so TIME is allowed). Grants never make the window's sum exceed
@@ -65,7 +69,7 @@ if grant < 0 then grant = 0 end
 if ARGV[7] == '1' then
   if short_until > now then grant = 0 end
 elseif grant < asked then
-  short_until = now + width * n
+  short_until = now + width * (n + 1)
   redis.call('HSET', KEYS[1], 'short', short_until)
 end
 if grant > 0 then
