@@ -53,6 +53,15 @@ bool parse_number(std::string_view s, T& out, T min, T max) {
   return true;
 }
 
+/// A header field name: one or more token characters (RFC 9110 section 5.1).
+bool is_field_name(std::string_view s) {
+  constexpr std::string_view punctuation = "!#$%&'*+-.^_`|~";
+  return !s.empty() && std::all_of(s.begin(), s.end(), [&](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           punctuation.find(c) != std::string_view::npos;
+  });
+}
+
 parse_failure bad(std::string_view flag, std::string_view why) {
   return {
       "floodgate-demo: " + std::string(flag) + ": " + std::string(why) + "\n" + std::string(usage),
@@ -102,6 +111,10 @@ std::variant<demo_options, parse_failure> parse_options(int argc, const char* co
     } else if (flag == "--threads") {
       if (!parse_number<unsigned>(value, o.threads, 1, 256)) return bad(flag, "must be 1..256");
     } else if (flag == "--origin-header") {
+      // A name no request can carry would silently turn off every origin-specific rule.
+      if (!is_field_name(value)) {
+        return bad(flag, "not a header field name: '" + std::string(value) + "'");
+      }
       o.origin_header = value;
     } else if (flag == "--drain-timeout-ms") {
       long ms = 0;

@@ -21,6 +21,8 @@
 #include <boost/beast/http/write.hpp>
 
 #include <list>
+#include <sstream>
+#include <stdexcept>
 #include <tuple>
 
 namespace floodgate::demo {
@@ -259,11 +261,34 @@ asio::awaitable<void> session(std::shared_ptr<http_server::shard> sh,
 http_server::http_server(std::vector<asio::io_context*> contexts, const tcp::endpoint& endpoint,
                          request_handler handler, server_limits limits,
                          connection_taker taker)
-    : acceptor_(*contexts.at(0), endpoint),
+    : acceptor_(*contexts.at(0)),
       handler_(std::make_shared<const request_handler>(std::move(handler))),
       taker_(std::make_shared<const connection_taker>(std::move(taker))),
       limits_(limits),
       connections_(std::make_shared<std::atomic<std::size_t>>(0)) {
+  // As tcp::acceptor's own constructor does, but a failure names the address and port: the
+  // demo listens twice, and "bind: Address already in use" did not say which.
+  boost::system::error_code ec;
+  const char* step = "open";
+  acceptor_.open(endpoint.protocol(), ec);
+  if (!ec) {
+    step = "set SO_REUSEADDR";
+    acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
+  }
+  if (!ec) {
+    step = "bind";
+    acceptor_.bind(endpoint, ec);
+  }
+  if (!ec) {
+    step = "listen";
+    acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+  }
+  if (ec) {
+    std::ostringstream where;
+    where << endpoint;
+    throw std::runtime_error("cannot listen on " + where.str() + " (" + step +
+                             "): " + ec.message());
+  }
   for (auto* c : contexts) {
     shards_.push_back(std::make_shared<shard>(*c));
   }

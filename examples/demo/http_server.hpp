@@ -53,7 +53,8 @@ struct server_limits {
 */
 class http_server {
  public:
-  /// Binds and listens (throws boost::system::system_error); accepts once start() is called.
+  /** Binds and listens (throws std::runtime_error naming the endpoint: "cannot listen on
+      127.0.0.1:8080 (bind): Address already in use"); accepts once start() is called. */
   http_server(std::vector<asio::io_context*> contexts, const tcp::endpoint& endpoint,
               request_handler handler, server_limits limits = {},
               connection_taker taker = {});

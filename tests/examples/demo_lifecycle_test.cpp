@@ -1,6 +1,11 @@
 // The real demo's start-up, flags, malformed requests, disconnects and graceful shutdown.
 #include "demo_fixture.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <csignal>
 #include <thread>
@@ -61,6 +66,44 @@ TEST_F(DemoTest, UnknownFlagsAreRejected) {
   EXPECT_EQ(name.exit_code, 2);
   EXPECT_EQ(name.err.rfind("floodgate-demo: --address: not an IP address: localhost\n", 0), 0u)
       << name.err;
+}
+
+// A name no request can carry (empty, a space, a colon) would turn every origin-specific rule
+// off without a word: it is a usage error like any other bad value.
+TEST_F(DemoTest, AnOriginHeaderThatIsNoFieldNameIsRejected) {
+  for (const std::string bad : {"", "X Origin", "X-Origin:"}) {
+    const demo_result r = run_demo({"--port", "0", "--admin-port", "0", "--origin-header", bad}, 30s);
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_EQ(r.err.rfind("floodgate-demo: --origin-header: not a header field name: '" + bad +
+                              "'\n",
+                          0),
+              0u)
+        << r.err;
+  }
+}
+
+// The demo listens twice; a port in use names the address it could not take, for either.
+TEST_F(DemoTest, APortInUseIsNamedInTheError) {
+  const int held = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(held, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::bind(held, reinterpret_cast<sockaddr*>(&addr), len), 0);
+  ASSERT_EQ(::listen(held, 1), 0);
+  ASSERT_EQ(::getsockname(held, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const std::string port = std::to_string(ntohs(addr.sin_port));
+  rules_dir rules{"{}"};
+  const demo_result main = run_demo({"--rules", rules.path(), "--port", port, "--admin-port", "0"}, 30s);
+  EXPECT_EQ(main.exit_code, 1);
+  EXPECT_EQ(main.err, "floodgate-demo: cannot listen on 127.0.0.1:" + port +
+                          " (bind): Address already in use\n");
+  const demo_result admin = run_demo({"--rules", rules.path(), "--port", "0", "--admin-port", port}, 30s);
+  EXPECT_EQ(admin.exit_code, 1);
+  EXPECT_EQ(admin.err, "floodgate-demo: cannot listen on 127.0.0.1:" + port +
+                           " (bind): Address already in use\n");
+  ::close(held);
 }
 
 TEST_F(DemoTest, NoGuardServesTheSameEndpointsWithoutTheMiddleware) {
