@@ -866,7 +866,9 @@ TEST(RedisConnection, ACommandOnAConnectionTheServerResetIsAnErrorNotASignal) {
 
 TEST(RedisCluster, ScriptFlushIsRecoveredFromWithoutFallingBack) {
   START_REDIS_OR_SKIP(redis);
-  instance inst(global_rule(redis->url(), 1000), "solo");
+  auto rules = global_rule(redis->url(), 1000);
+  rules.cluster->timeout_ms = 1000;  // three round trips under a sanitizer are not a timeout
+  instance inst(rules, "solo");
   ASSERT_TRUE(eventually([&] { return inst.rule().spent > 0 || inst.flood(10) > 0; }));
   EXPECT_EQ(redis->command({"SCRIPT", "FLUSH"}), "+OK");
   const auto before = inst.adapter->status().lease_requests;
@@ -881,7 +883,9 @@ TEST(RedisCluster, ScriptFlushIsRecoveredFromWithoutFallingBack) {
 
 TEST(RedisCluster, AnErrorReplyFallsBackAndClearsWhenTheKeyIsFixed) {
   START_REDIS_OR_SKIP(redis);
-  instance inst(global_rule(redis->url(), 100), "solo");
+  auto rules = global_rule(redis->url(), 100);
+  rules.cluster->timeout_ms = 1000;  // the fallback is the error reply's, not a slow round trip's
+  instance inst(rules, "solo");
   ASSERT_TRUE(eventually([&] { return inst.adapter->status().state == "connected"; }));
   const std::string key = "{test:GET:/hello:default}:window";
   ASSERT_TRUE(eventually([&] {  // a string where the window hash belongs: WRONGTYPE errors
@@ -941,8 +945,9 @@ TEST(RedisCluster, AMovedStormIsAFailureNotALoop) {
 
 TEST(RedisCluster, StatusJsonNamesTheRuleAndHidesThePassword) {
   START_REDIS_OR_SKIP(redis, {.password = "s3cret"});
-  instance inst(global_rule("redis://:s3cret@127.0.0.1:" + std::to_string(redis->port()), 10),
-                "solo");
+  auto rules = global_rule("redis://:s3cret@127.0.0.1:" + std::to_string(redis->port()), 10);
+  rules.cluster->timeout_ms = 1000;  // a slow round trip would show the fallback mode
+  instance inst(rules, "solo");
   ASSERT_TRUE(eventually([&] { return inst.adapter->status().state == "connected"; }));
   const std::string json = status_json(inst.adapter->status());
   EXPECT_NE(json.find("\"resource\":\"GET:/hello\""), std::string::npos) << json;

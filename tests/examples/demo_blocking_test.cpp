@@ -239,11 +239,12 @@ TEST_F(DemoTest, BreakerOpensOnServerErrorsAndClosesAfterAGoodProbe) {
 }
 
 TEST_F(DemoTest, BreakerOpensOnSlowResponsesAndLetsExactlyOneProbeThrough) {
-  start(R"(degrade: [{resource: "GET:/work", grade: slow_request_ratio, count: 100,
+  // Slow is over 400 ms: the fast probe (ms=0) must not count as slow on a loaded machine.
+  start(R"(degrade: [{resource: "GET:/work", grade: slow_request_ratio, count: 400,
                        slowRatioThreshold: 0.5, minRequestAmount: 2, statIntervalMs: 10000,
                        timeWindow: 1}])");
-  EXPECT_EQ(get("/work?ms=200").status, 200u);
-  EXPECT_EQ(get("/work?ms=200").status, 200u);
+  EXPECT_EQ(get("/work?ms=600").status, 200u);
+  EXPECT_EQ(get("/work?ms=600").status, 200u);
   const http_response open = get("/work?ms=0");
   ASSERT_EQ(open.status, 503u);
   EXPECT_EQ(open.header("X-Floodgate-Blocked"), "degrade");

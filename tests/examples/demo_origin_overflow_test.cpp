@@ -4,6 +4,7 @@
 #include "demo_fixture.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 
 namespace floodgate::test {
@@ -39,8 +40,13 @@ TEST_F(DemoTest, AFloodOfOriginsDoesNotUnlockAnOtherRule) {
   pipelined(c, "flood-", 20'000, true);
   // A caller the server never saw, after the cap: still under the `other` rule's limit (before
   // the fix its origin had no node and the rule did not apply: 500 of 500 passed).
+  const auto t0 = std::chrono::steady_clock::now();
   const int passed = pipelined(c, "newcomer", 500, false);
-  EXPECT_LE(passed, 50);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+  // Any two consecutive 500 ms buckets (one window) pass at most 50: one window's worth when the
+  // burst takes under half a second, as it does unless the machine stalls.
+  const int buckets = static_cast<int>(ms.count() / 500) + 2;
+  EXPECT_LE(passed, 50 * ((buckets + 1) / 2)) << ms.count() << " ms";
 
   EXPECT_GE(sample(metrics(), "floodgate_origin_overflow_total").value_or(0), 17'000.0);
   const auto origins = admin_json("/floodgate/origins?resource=GET:/hello").as_array();

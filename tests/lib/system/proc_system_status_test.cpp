@@ -3,12 +3,16 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace floodgate {
 namespace {
@@ -142,10 +146,23 @@ TEST(ProcSystemStatusLive, ReadsThisMachinesProcFiles) {
 }
 
 /// Threads of this process (its entries under /proc/self/task).
-std::size_t threads_now() {
-  std::size_t n = 0;
-  for ([[maybe_unused]] const auto& t : fs::directory_iterator("/proc/self/task")) ++n;
-  return n;
+/// The ids of the process's threads now.
+std::set<std::string> thread_ids() {
+  std::set<std::string> ids;
+  for (const auto& t : fs::directory_iterator("/proc/self/task")) ids.insert(t.path().filename());
+  return ids;
+}
+
+/** Whether thread `id` leaves /proc/self/task within two seconds. A joined thread is still listed
+    for a moment (pthread_join returns when the kernel clears its id, before the task is
+    released); one that was never joined is still there two seconds later. */
+bool leaves(const std::string& id) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (thread_ids().contains(id)) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
 }
 
 TEST(ProcSystemStatusLive, TheSamplerThreadStopsWhenDestroyed) {
@@ -155,13 +172,17 @@ TEST(ProcSystemStatusLive, TheSamplerThreadStopsWhenDestroyed) {
   proc_system_status::options o;
   o.period = std::chrono::hours(24);
   std::thread([] {}).join();  // a sanitizer's runtime starts its own thread with the first one
-  const std::size_t before = threads_now();
   for (int i = 0; i < 3; ++i) {
+    const std::set<std::string> before = thread_ids();
+    std::vector<std::string> started;
     {
       proc_system_status s(o);
-      EXPECT_EQ(threads_now(), before + 1) << "the sampler runs on a thread of its own";
+      const std::set<std::string> during = thread_ids();
+      std::set_difference(during.begin(), during.end(), before.begin(), before.end(),
+                          std::back_inserter(started));
+      EXPECT_EQ(started.size(), 1u) << "the sampler runs on a thread of its own";
     }
-    EXPECT_EQ(threads_now(), before) << "the sampler's thread is gone";
+    for (const std::string& id : started) EXPECT_TRUE(leaves(id)) << "the sampler's thread is gone";
   }
 }
 
