@@ -28,7 +28,7 @@ constexpr std::string_view usage =
     "  --admin-port N       admin API port on 127.0.0.1 (8719; 0 = any free port)\n"
     "  --rules FILE         rule file, hot-reloaded (examples/rules.yaml)\n"
     "  --threads N          I/O threads (number of cores)\n"
-    "  --origin-header H    header naming the caller (X-Origin)\n"
+    "  --origin-header H    header naming the caller (X-Origin; '' reads none)\n"
     "  --no-guard           serve without the middleware (benchmark baseline)\n"
     "  --drain-timeout-ms N longest wait for requests in flight on shutdown (10000)\n"
     "  --redis URL          Redis for clusterMode rules when the file's cluster: has no redis\n"
@@ -111,8 +111,9 @@ std::variant<demo_options, parse_failure> parse_options(int argc, const char* co
     } else if (flag == "--threads") {
       if (!parse_number<unsigned>(value, o.threads, 1, 256)) return bad(flag, "must be 1..256");
     } else if (flag == "--origin-header") {
-      // A name no request can carry would silently turn off every origin-specific rule.
-      if (!is_field_name(value)) {
+      // Empty reads no origin; any other name no request can carry would silently turn off
+      // every origin-specific rule.
+      if (!value.empty() && !is_field_name(value)) {
         return bad(flag, "not a header field name: '" + std::string(value) + "'");
       }
       o.origin_header = value;

@@ -21,11 +21,11 @@ namespace {
 
 using namespace std::chrono_literals;
 
-/// `timeout_ms`: a lease request slower than this falls back to fallbackCount per demo, which
-/// SPEC §10 lets pass more than the count; a flood gives Redis a second, so that a slow round
-/// trip of an ASan demo on a loaded machine is not taken for a failing Redis.
-std::string cluster_yaml(int timeout_ms) {
-  return R"(cluster: {namespace: demo-test, timeoutMs: )" + std::to_string(timeout_ms) + R"(}
+/// A lease request slower than timeoutMs falls back to fallbackCount per demo, which SPEC §10
+/// lets pass more than the count: Redis gets a second, so that a slow round trip of an ASan demo
+/// on a loaded machine is not taken for a failing Redis.
+std::string cluster_yaml() {
+  return R"(cluster: {namespace: demo-test, timeoutMs: 1000}
 flow:
   - name: hello-global
     resource: "GET:/hello"
@@ -48,7 +48,7 @@ TEST(DemoCluster, ThreeDemosFloodedPassAtMostTheGlobalCountInEveryAlignedSecond)
   std::string why;
   auto redis = cluster::testing::redis_server::start({}, why);
   if (!redis) GTEST_SKIP() << "redis-server unavailable: " << why;
-  rules_dir rules{cluster_yaml(1000)};
+  rules_dir rules{cluster_yaml()};
   std::vector<std::unique_ptr<demo_process>> demos;
   for (int i = 0; i < 3; ++i) {
     demos.push_back(std::make_unique<demo_process>(std::vector<std::string>{
@@ -105,7 +105,7 @@ TEST(DemoCluster, RedisKilledMeansFallbackVisibleInTheAdminApiAndMetrics) {
   std::string why;
   auto redis = cluster::testing::redis_server::start({.password = "pw-in-file"}, why);
   if (!redis) GTEST_SKIP() << "redis-server unavailable: " << why;
-  std::string yaml = cluster_yaml(1000);  // a killed Redis refuses at once: no timeout needed
+  std::string yaml = cluster_yaml();
   yaml.replace(yaml.find("{namespace"), 1,
                "{redis: \"redis://:pw-in-file@127.0.0.1:" + std::to_string(redis->port()) + "\", ");
   rules_dir rules{yaml};

@@ -42,7 +42,8 @@ TEST_F(DemoTest, AFloodOfOriginsDoesNotUnlockAnOtherRule) {
   // the fix its origin had no node and the rule did not apply: 500 of 500 passed).
   const auto t0 = std::chrono::steady_clock::now();
   const int passed = pipelined(c, "newcomer", 500, false);
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
   // Any two consecutive 500 ms buckets (one window) pass at most 50: one window's worth when the
   // burst takes under half a second, as it does unless the machine stalls.
   const int buckets = static_cast<int>(ms.count() / 500) + 2;

@@ -15,8 +15,8 @@ struct lease_ask {
   std::uint32_t returned = 0;
   std::int64_t returned_bucket = -1;
   /** Asked with no demand in the last window (the minimum lease of a quiet instance): the store
-      grants it only while nobody in the fleet was refused passes within a window, so quiet
-      instances never hold passes a busy one is short of. */
+      grants it only while nobody in the fleet was refused passes within a window and a bucket
+      (lease_script), so quiet instances never hold passes a busy one is short of. */
   bool speculative = false;
 };
 

@@ -20,9 +20,8 @@ namespace floodgate::cluster::detail {
     speculative ask is granted nothing while it is, so the passes go to the instances whose
     requests want them, and instances ask for no more than their demand while it is
     (lease_reply::short_ms). The bucket is slack: a refused instance asks again when the window's
-    oldest bucket leaves, up to a window after the refusal, which renews the mark. A mark of one
-    window lapsed just as that room came back, and quiet instances' speculative asks at the
-    bucket's start took it.
+    oldest bucket leaves, up to a window after the refusal, and the mark must still hold when
+    that room comes back, or a quiet instance's speculative ask at the bucket's start takes it.
 
     The window is the current bucket and the buckets-1 before it, on Redis's clock (TIME; Redis 7
     replicates a script's effects, so TIME is allowed). Grants never make the window's sum exceed

@@ -145,7 +145,6 @@ TEST(ProcSystemStatusLive, ReadsThisMachinesProcFiles) {
   EXPECT_LE(s.cpu_usage(), 1);
 }
 
-/// Threads of this process (its entries under /proc/self/task).
 /// The ids of the process's threads now.
 std::set<std::string> thread_ids() {
   std::set<std::string> ids;
@@ -153,9 +152,9 @@ std::set<std::string> thread_ids() {
   return ids;
 }
 
-/** Whether thread `id` leaves /proc/self/task within two seconds. A joined thread is still listed
-    for a moment (pthread_join returns when the kernel clears its id, before the task is
-    released); one that was never joined is still there two seconds later. */
+/** Whether thread `id` leaves /proc/self/task within two seconds. A thread that ended is still
+    listed for a moment (pthread_join returns when the kernel clears its id, before the task is
+    released); one that was never told to stop is still there two seconds later. */
 bool leaves(const std::string& id) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
   while (thread_ids().contains(id)) {
@@ -168,7 +167,7 @@ bool leaves(const std::string& id) {
 TEST(ProcSystemStatusLive, TheSamplerThreadStopsWhenDestroyed) {
   // The destructor wakes the sampler instead of waiting out its period: with a day-long
   // period, a destructor that waited would hang here until ctest's timeout fails the test;
-  // one that returned without joining would leave the thread behind.
+  // one that returned without stopping it would leave the thread behind.
   proc_system_status::options o;
   o.period = std::chrono::hours(24);
   std::thread([] {}).join();  // a sanitizer's runtime starts its own thread with the first one
