@@ -218,7 +218,7 @@ void metrics_collector::collect_breakers(std::vector<MetricFamily>& out) const {
     breaker_series& series = breaker_series_[{std::string(resource), rule}];
     decltype(series.seen) now{};
     static_assert(now.size() == breaker_transitions.size());
-    bool replaced = series.breaker != b.serial();  // not the address: a new one may reuse it
+    const bool replaced = series.breaker != b.serial();  // not the address: a new one may reuse it
     for (std::size_t i = 0; i < breaker_transitions.size(); ++i) {
       const auto [from, to] = breaker_transitions[i];
       now[i] = b.transitions(from, to);
@@ -226,7 +226,8 @@ void metrics_collector::collect_breakers(std::vector<MetricFamily>& out) const {
     if (replaced) {
       for (std::size_t i = 0; i < now.size(); ++i) {
         const auto [from, to] = breaker_transitions[i];
-        series.earlier[i] += series.seen[i] - std::min(series.seen[i], b.carried_transitions(from, to));
+        series.earlier[i] +=
+            series.seen[i] - std::min(series.seen[i], b.carried_transitions(from, to));
       }
       series.breaker = b.serial();
     }

@@ -1,18 +1,15 @@
 // The circuit breaker's transitions (the rare path; the per-request path is inline).
+#include "chain/serial_number.hpp"
 #include "degrade/circuit_breaker_impl.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <limits>
 #include <utility>
 
 namespace floodgate {
 
-std::uint64_t circuit_breaker::next_serial() noexcept {
-  static std::atomic<std::uint64_t> last{0};
-  return last.fetch_add(1, std::memory_order_relaxed) + 1;
-}
+std::uint64_t circuit_breaker::next_serial() noexcept { return detail::next_serial_number(); }
 
 std::string_view to_string(breaker_state s) noexcept {
   switch (s) {

@@ -66,38 +66,29 @@ std::unique_ptr<resource_breakers> resource_breakers::build(
   p->members.reserve(rules.size());
   const std::vector<impl::member> no_members;
   const std::vector<impl::member>& before = previous ? previous->impl_->members : no_members;
-  // Each previous breaker is reused at most once, so two equal rules keep two breakers.
-  std::vector<bool> reused(before.size(), false);
-  std::vector<std::optional<std::size_t>> kept(rules.size());
-  for (std::size_t k = 0; k < rules.size(); ++k) {
-    for (std::size_t i = 0; i < before.size() && !kept[k]; ++i) {
-      if (!reused[i] && before[i].owner->rule() == rules[k].rule) {
-        reused[i] = true;
-        kept[k] = i;  // Sentinel keeps the CircuitBreaker of an equal rule: state carries over
-      }
-    }
-  }
+  // An equal rule keeps its breaker, state and all (as Sentinel keeps its CircuitBreaker); a
+  // changed rule's transitions go on from those of the breaker it replaces under its label.
+  const rule_succession follows = succeed_rules(
+      rules.size(), before.size(),
+      [&](std::size_t k, std::size_t i) { return before[i].owner->rule() == rules[k].rule; },
+      [&](std::size_t k, std::size_t i) {
+        return rules[k].rule.grade != degrade_grade::adaptive && before[i].binary != nullptr &&
+               same_label(rules[k].rule.name, rules[k].index, before[i].owner->rule().name,
+                          before[i].rule_index);
+      });
   for (std::size_t k = 0; k < rules.size(); ++k) {
     indexed_rule<degrade_rule>& r = rules[k];
     impl::member m;
-    if (kept[k]) {
-      m = before[*kept[k]];
+    if (follows.kept[k]) {
+      m = before[*follows.kept[k]];
     } else if (r.rule.grade == degrade_grade::adaptive) {
       auto b = std::make_shared<detail::adaptive_breaker>(std::move(r.rule),
                                                           detail::adaptive_breaker::fresh_seed());
       m.adaptive = b.get();
       m.owner = std::move(b);
     } else {
-      // A changed rule: its transitions go on from those of the breaker it replaces under the
-      // same label (its name, or its place in the file), unless an equal rule kept that one.
       auto b = std::make_shared<detail::circuit_breaker_impl>(std::move(r.rule), observers);
-      for (std::size_t i = 0; i < before.size(); ++i) {
-        const impl::member& old = before[i];
-        if (!reused[i] && old.binary != nullptr && same_label(b->rule().name, r.index, old.owner->rule().name, old.rule_index)) {
-          b->carry_transitions(*old.binary);
-          break;
-        }
-      }
+      if (follows.predecessor[k]) b->carry_transitions(*before[*follows.predecessor[k]].binary);
       m.binary = b.get();
       m.owner = std::move(b);
     }

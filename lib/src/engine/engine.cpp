@@ -258,7 +258,7 @@ std::vector<hot_key_rule_stats> engine::hot_key_stats() const {
       detail::for_each_tracker(*r, [&](const detail::tracked_parameter& p) {
         const auto v = p.tracker.last();
         out.push_back({r->resource, p.rule, v.hot_values, v.top_count, v.events,
-                       p.tracker.carried_events(), &p.tracker, p.tracker.serial()});
+                       p.tracker.carried_events(), p.tracker.serial()});
       });
     }
   });

@@ -1,7 +1,8 @@
 #include "param/hot_key_tracker.hpp"
 
+#include "chain/serial_number.hpp"
+
 #include <algorithm>
-#include <atomic>
 
 namespace floodgate::param_detail {
 
@@ -15,10 +16,7 @@ hot_key_tracker::hot_key_tracker(const value_hasher& hasher, std::int64_t window
       window_(window_ms, summary_slots(top)),
       top_(std::max(top, 1)),
       threshold_(threshold),
-      serial_([] {
-        static std::atomic<std::uint64_t> last{0};
-        return last.fetch_add(1, std::memory_order_relaxed) + 1;
-      }()) {}
+      serial_(floodgate::detail::next_serial_number()) {}
 
 void hot_key_tracker::refresh(std::int64_t now_ms, std::vector<transition>& changed) const {
   std::vector<top_value_window::counted> values = window_.values(now_ms);

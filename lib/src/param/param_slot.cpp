@@ -34,35 +34,30 @@ std::unique_ptr<resource_param_rules> resource_param_rules::build(
     bool track_values) {
   auto p = std::make_unique<impl>();
   p->rules.reserve(rules.size());
-  // An unchanged rule keeps its per-value state (each previous state is taken at most once);
-  // a new or changed rule starts empty.
+  // An unchanged rule keeps its per-value state; a new or changed rule starts empty, its
+  // hot-key events going on from those of the rule it replaces under its label.
   const std::vector<param_detail::param_rule> none;
   const auto& before = previous != nullptr ? previous->impl_->rules : none;
-  std::vector<bool> taken(before.size());
-  std::vector<std::shared_ptr<param_detail::rule_state>> kept(rules.size());
-  for (std::size_t k = 0; k < rules.size(); ++k) {
-    for (std::size_t i = 0; i < before.size() && kept[k] == nullptr; ++i) {
-      const auto& old = before[i];
-      if (!taken[i] && old.rule() == rules[k].rule &&
-          (old.state()->tracker != nullptr) == track_values) {
-        taken[i] = true;
-        kept[k] = old.state();
-      }
-    }
-  }
+  const rule_succession follows = succeed_rules(
+      rules.size(), before.size(),
+      [&](std::size_t k, std::size_t i) {
+        return before[i].rule() == rules[k].rule &&
+               (before[i].state()->tracker != nullptr) == track_values;
+      },
+      [&](std::size_t k, std::size_t i) {
+        return track_values && before[i].state()->tracker != nullptr &&
+               same_label(rules[k].rule.name, rules[k].index, before[i].rule().name,
+                          before[i].index());
+      });
   for (std::size_t k = 0; k < rules.size(); ++k) {
     auto& [rule, index] = rules[k];
-    std::shared_ptr<param_detail::rule_state> state = std::move(kept[k]);
-    if (state == nullptr) {
+    std::shared_ptr<param_detail::rule_state> state;
+    if (follows.kept[k]) {
+      state = before[*follows.kept[k]].state();
+    } else {
       state = std::make_shared<param_detail::rule_state>(rule, track_values);
-      // Its hot-key events go on from those of the rule it replaces under the same label (its
-      // name, or its place in the file), unless an equal rule kept that one's state.
-      for (std::size_t i = 0; i < before.size() && state->tracker != nullptr; ++i) {
-        if (!taken[i] && before[i].state()->tracker != nullptr &&
-            same_label(rule.name, index, before[i].rule().name, before[i].index())) {
-          state->tracker->carry_events(*before[i].state()->tracker);
-          break;
-        }
+      if (follows.predecessor[k]) {
+        state->tracker->carry_events(*before[*follows.predecessor[k]].state()->tracker);
       }
     }
     p->rules.emplace_back(rule, index, std::move(state));

@@ -10,32 +10,25 @@ std::unique_ptr<resource_hot_keys> resource_hot_keys::build(
   out->rules_.reserve(rules.size());
   const std::vector<tracked> none;
   const std::vector<tracked>& before = previous != nullptr ? previous->rules_ : none;
-  // An equal rule keeps its tracker (each at most once).
-  std::vector<bool> taken(before.size());
-  std::vector<std::shared_ptr<param_detail::hot_key_tracker>> kept(rules.size());
-  for (std::size_t k = 0; k < rules.size(); ++k) {
-    for (std::size_t i = 0; i < before.size() && kept[k] == nullptr; ++i) {
-      if (!taken[i] && before[i].rule == rules[k].rule) {
-        taken[i] = true;
-        kept[k] = before[i].tracker;
-      }
-    }
-  }
+  // An equal rule keeps its tracker; a changed rule's events go on from those of the tracker it
+  // replaces under its label.
+  const rule_succession follows = succeed_rules(
+      rules.size(), before.size(),
+      [&](std::size_t k, std::size_t i) { return before[i].rule == rules[k].rule; },
+      [&](std::size_t k, std::size_t i) {
+        return same_label(rules[k].rule.name, rules[k].index, before[i].rule.name,
+                          before[i].index);
+      });
   for (std::size_t k = 0; k < rules.size(); ++k) {
     auto& [rule, index] = rules[k];
-    std::shared_ptr<param_detail::hot_key_tracker> tracker = std::move(kept[k]);
-    if (tracker == nullptr) {
+    std::shared_ptr<param_detail::hot_key_tracker> tracker;
+    if (follows.kept[k]) {
+      tracker = before[*follows.kept[k]].tracker;
+    } else {
       tracker = std::make_shared<param_detail::hot_key_tracker>(
           param_detail::value_hasher(param_detail::random_seed()),
           std::int64_t{rule.window_sec} * 1000, rule.top, rule.threshold);
-      // A changed rule's events go on from those of the tracker it replaces under the same
-      // label (its name, or its place in the file), unless an equal rule kept that one.
-      for (std::size_t i = 0; i < before.size(); ++i) {
-        if (!taken[i] && same_label(rule.name, index, before[i].rule.name, before[i].index)) {
-          tracker->carry_events(*before[i].tracker);
-          break;
-        }
-      }
+      if (follows.predecessor[k]) tracker->carry_events(*before[*follows.predecessor[k]].tracker);
     }
     out->rules_.push_back({std::move(rule), index, std::move(tracker)});
   }

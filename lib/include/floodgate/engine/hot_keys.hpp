@@ -46,9 +46,8 @@ struct hot_key_rule_stats {
   /// carried over from the one it replaced under the same label (its name, else its place).
   std::uint64_t events = 0;
   std::uint64_t carried_events = 0;  ///< of `events`, those carried over
-  const void* tracker = nullptr;  ///< identity of the rule's state: changes when the rule does
-  /// The rule's state's serial: unlike `tracker`, never the same for a new state as for an old
-  /// one (which the new one may replace at the same address).
+  /// Identity of the rule's state, which changes when the rule does: a number never the same for
+  /// a new state as for an old one (unlike an address, which the new one may reuse).
   std::uint64_t tracker_serial = 0;
 };
 
