@@ -15,7 +15,6 @@
 #include <boost/beast/http/field.hpp>
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
-#include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 
 #include <algorithm>
@@ -102,7 +101,7 @@ http::response<http::string_body> admin_api::handle(http::verb method, std::stri
                                                     unsigned version, bool keep_alive) const {
   const std::string_view path = target_path(target);
   const auto ok = [&](const json::value& v) {
-    return json_response(http::status::ok, json::serialize(v), version, keep_alive);
+    return json_response(http::status::ok, json_text(v), version, keep_alive);
   };
   const bool known = path == "/" || path == "/floodgate/resources" || path == "/floodgate/tree" ||
                      path == "/floodgate/origins" || path == "/floodgate/rules" ||

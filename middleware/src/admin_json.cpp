@@ -1,5 +1,8 @@
 #include "admin_json.hpp"
 
+#include <boost/json/serialize.hpp>
+
+#include <charconv>
 #include <cmath>
 #include <string_view>
 
@@ -15,7 +18,71 @@ std::string_view without_trailing_space(std::string_view s) {
   return s.substr(0, last == std::string_view::npos ? 0 : last + 1);
 }
 
+template <class Number>
+void append_number(std::string& out, Number n) {
+  char buf[32];  // the longest shortest double, `-2.2250738585072014e-308`, is 24
+  const auto r = std::to_chars(buf, buf + sizeof buf, n);
+  out.append(buf, r.ptr);
+}
+
+void append_json(std::string& out, const json::value& v) {
+  switch (v.kind()) {
+    case json::kind::null:
+      out += "null";
+      break;
+    case json::kind::bool_:
+      out += v.get_bool() ? "true" : "false";
+      break;
+    case json::kind::int64:
+      append_number(out, v.get_int64());
+      break;
+    case json::kind::uint64:
+      append_number(out, v.get_uint64());
+      break;
+    case json::kind::double_:
+      if (std::isfinite(v.get_double())) {
+        append_number(out, v.get_double());
+      } else {
+        out += "null";
+      }
+      break;
+    case json::kind::string:
+      out += json::serialize(json::string_view{v.get_string()});
+      break;
+    case json::kind::array: {
+      out += '[';
+      const char* sep = "";
+      for (const json::value& e : v.get_array()) {
+        out += sep;
+        append_json(out, e);
+        sep = ",";
+      }
+      out += ']';
+      break;
+    }
+    case json::kind::object: {
+      out += '{';
+      const char* sep = "";
+      for (const json::key_value_pair& kv : v.get_object()) {
+        out += sep;
+        out += json::serialize(kv.key());
+        out += ':';
+        append_json(out, kv.value());
+        sep = ",";
+      }
+      out += '}';
+      break;
+    }
+  }
+}
+
 }  // namespace
+
+std::string json_text(const json::value& v) {
+  std::string out;
+  append_json(out, v);
+  return out;
+}
 
 json::value json_number(double d) {
   if (!std::isfinite(d)) {

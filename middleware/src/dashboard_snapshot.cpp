@@ -7,7 +7,6 @@
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
-#include <boost/json/serialize.hpp>
 
 #include <algorithm>
 #include <array>
@@ -152,7 +151,7 @@ std::string dashboard_snapshot::operator()() {
   } else {
     out["system"] = nullptr;
   }
-  return detail::valid_utf8(json::serialize(out));  // names may hold any bytes
+  return detail::valid_utf8(json_text(out));  // names may hold any bytes
 }
 
 }  // namespace floodgate::beast

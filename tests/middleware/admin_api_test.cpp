@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include <regex>
 #include <string>
 
 namespace floodgate::beast {
@@ -136,6 +137,23 @@ TEST_F(AdminApiTest, RulesAreTheRulesInForceInTheFileSchema) {
   ASSERT_EQ(flow.size(), 1u);
   EXPECT_EQ(flow[0].at("resource").as_string(), "GET:/hello");
   EXPECT_EQ(flow[0].at("count").to_number<double>(), 7.0);
+}
+
+TEST_F(AdminApiTest, FractionsAreWrittenInPlainNotation) {
+  // Boost.JSON writes every double with an exponent (`1.3333333333333333E0`): valid JSON, but
+  // not what a person reading the API with curl expects.
+  clock_.advance_ms(1'000'000);
+  for (const int rt_ms : {1, 1, 2}) {
+    context ctx{*engine_, "http-inbound", "billing"};
+    auto e = engine_->enter(ctx, "GET:/slow", {.type = entry_type::inbound});
+    clock_.advance_ms(rt_ms);
+  }
+  for (const char* target : {"/floodgate/resources", "/floodgate/origins?resource=GET:/slow"}) {
+    const auto res = get(target);
+    EXPECT_NE(res.body().find("\"avgRt\":1.3333333333333333,"), std::string::npos)
+        << target << ": " << res.body();
+    EXPECT_FALSE(std::regex_search(res.body(), std::regex{"[0-9][Ee]"})) << res.body();
+  }
 }
 
 TEST_F(AdminApiTest, BreakersShowStateAndNextProbeTime) {
