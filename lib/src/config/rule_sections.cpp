@@ -196,9 +196,13 @@ void read_param_choice(map_reader& m, std::optional<param_selector>& param,
       param = read_param_selector(selector);
     } else {
       m.error("param", "must be a mapping {from, name}");
+      param.emplace();  // stands in, so validate() does not also say that none was given
     }
   }
   param_idx = m.integer("paramIdx");
+  if (!param_idx && m.node("paramIdx") != nullptr) {
+    param_idx = 0;  // the same: its error is said once, as what it is
+  }
 }
 
 param_flow_rule read_param_flow(map_reader& m) {

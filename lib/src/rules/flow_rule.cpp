@@ -75,6 +75,8 @@ void validate(const flow_rule& rule, std::string_view path, std::vector<rule_err
                      rule.behavior == control_behavior::warm_up_throttling;
   if (warms && rule.warm_up_period_sec <= 0) {
     add("warmUpPeriodSec", "must be > 0");
+  } else if (rule.warm_up_period_sec < 0) {
+    add("warmUpPeriodSec", "must be >= 0");  // unused without warm-up, but never meaningful
   }
   if (rule.max_queueing_time_ms < 0) {
     add("maxQueueingTimeMs", "must be >= 0");

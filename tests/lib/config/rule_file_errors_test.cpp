@@ -110,6 +110,9 @@ const bad_input bad_inputs[] = {
     {"FlowWarmUpPeriodZero",
      "flow:\n  - {resource: a, count: 1, controlBehavior: warm_up, warmUpPeriodSec: 0}\n", 2, 72,
      "flow[0].warmUpPeriodSec", "must be > 0"},
+    {"FlowWarmUpPeriodNegativeWithoutWarmUp",
+     "flow:\n  - {resource: a, count: 1, warmUpPeriodSec: -3}\n", 2, 46,
+     "flow[0].warmUpPeriodSec", "must be >= 0"},
     {"FlowWarmUpPeriodFractional", "flow:\n  - {resource: a, count: 1, warmUpPeriodSec: 2.5}\n", 2,
      46, "flow[0].warmUpPeriodSec", "must be an integer, not \"2.5\""},
     {"FlowWarmUpPeriodOutOfRange", "flow:\n  - {resource: a, count: 1, warmUpPeriodSec: 1e12}\n", 2,
@@ -187,6 +190,13 @@ const bad_input bad_inputs[] = {
     // paramFlow.
     {"ParamFlowWithoutParamOrIndex", "paramFlow:\n  - {resource: a, count: 1}\n", 2, 5,
      "paramFlow[0]", "one of param or paramIdx is required"},
+    // A choice the file made but got wrong is one error, not also "none was given".
+    {"ParamFlowParamIdxFractional", "paramFlow:\n  - {resource: a, paramIdx: 0.5, count: 5}\n", 2,
+     29, "paramFlow[0].paramIdx", "must be an integer"},
+    {"ParamFlowParamNotAMapping", "paramFlow:\n  - {resource: a, param: origin, count: 5}\n", 2,
+     26, "paramFlow[0].param", "must be a mapping"},
+    {"HotKeysParamIdxOutOfRange", "hotKeys:\n  - {resource: a, paramIdx: 1e20, threshold: 1}\n", 2,
+     29, "hotKeys[0].paramIdx", "must be an integer"},
     {"ParamFlowWithParamAndIndex",
      "paramFlow:\n  - {resource: a, count: 1, paramIdx: 0, param: {from: origin}}\n", 2, 39,
      "paramFlow[0].paramIdx", "param and paramIdx are mutually exclusive"},
