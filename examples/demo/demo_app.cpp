@@ -38,8 +38,13 @@ response reply(const request& req, unsigned status, std::string body,
   }
   if (status != 205) {
     res.set(http::field::content_type, content_type);
-    // A response to HEAD has no body: a keep-alive client would read one as its next response.
-    if (req.method() != http::verb::head) res.body() = std::move(body);
+    if (req.method() == http::verb::head) {
+      // Only GET routes are served, so HEAD is answered 404 where a GET would get 200: no body
+      // (a keep-alive client would read one as its next response) and no length (a GET's
+      // answer would have had another one, RFC 9110 section 8.6).
+      return res;
+    }
+    res.body() = std::move(body);
   }
   res.prepare_payload();
   return res;
@@ -180,7 +185,7 @@ struct admin_handler {
     auto res = floodgate::beast::make_error_response(
         http::status::method_not_allowed, "method not allowed", req.version(), req.keep_alive());
     res.set(http::field::allow, "GET");
-    if (req.method() == http::verb::head) floodgate::beast::drop_body(res);
+    if (req.method() == http::verb::head) floodgate::beast::drop_body_and_length(res);
     return res;
   }
   const floodgate::beast::admin_api* admin;

@@ -118,7 +118,7 @@ http::response<http::string_body> admin_api::handle(http::verb method, std::stri
   if (method == http::verb::head) {
     // GET only; and a response to HEAD has no body (one would be read as the next response).
     auto res = method_not_allowed();
-    drop_body(res);
+    drop_body_and_length(res);
     return res;
   }
   if (!known) {

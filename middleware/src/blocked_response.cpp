@@ -84,8 +84,13 @@ http::response<http::string_body> make_blocked_response(const block_info& block,
 }
 
 void drop_body(http::response<http::string_body>& res) {
+  res.content_length(res.body().size());
   res.body().clear();
-  res.content_length(0);
+}
+
+void drop_body_and_length(http::response<http::string_body>& res) {
+  res.body().clear();
+  res.erase(http::field::content_length);
 }
 
 http::response<http::string_body> make_error_response(http::status status,

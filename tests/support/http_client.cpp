@@ -82,9 +82,10 @@ void http_connection::send_raw(std::string_view bytes) {
   asio::write(impl_->socket, asio::buffer(bytes.data(), bytes.size()), ec);
 }
 
-http_response http_connection::read_response() {
+http_response http_connection::read_response(bool head) {
   http::response_parser<http::string_body> parser;
   parser.body_limit(64 * 1024 * 1024);
+  parser.skip(head);
   boost::system::error_code ec;
   http::read(impl_->socket, impl_->buffer, parser, ec);
   if (ec) return {};

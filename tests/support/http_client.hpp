@@ -38,8 +38,9 @@ class http_connection {
   http_response get(std::string_view target, const header_list& headers = {});
   /// Sends raw bytes (malformed requests).
   void send_raw(std::string_view bytes);
-  /// Reads one response; status 0 if the connection closed first.
-  http_response read_response();
+  /// Reads one response; status 0 if the connection closed first. The answer to a HEAD has no
+  /// body, whatever its Content-Length says: `head` reads it so.
+  http_response read_response(bool head = false);
   /// True when the server closed the connection (reads end of stream) within the timeout.
   bool closed_by_peer();
   void close();

@@ -35,9 +35,17 @@ http::response<http::string_body> make_error_response(http::status status,
                                                       std::string_view message, unsigned version,
                                                       bool keep_alive);
 
-/** Makes `res` an answer to HEAD: the same status and fields, no body (`Content-Length: 0`); a
-    body would be read by a keep-alive client as the start of its next response. */
+/** Makes `res` an answer to HEAD: the same status and fields, `Content-Length` the length of
+    the body a GET would have carried (RFC 9110, section 8.6: a HEAD answer may send no other
+    length), and no body: a keep-alive client would read one as the start of its next response.
+    Call it last: prepare_payload() afterwards would set the length to 0. For an answer that a
+    GET would not have got, use drop_body_and_length(). */
 void drop_body(http::response<http::string_body>& res);
+
+/** Makes `res` an answer that HEAD alone gets (405 where only GET is served, no route for
+    HEAD): no body and no `Content-Length`, since a GET's answer and its length would have been
+    another's. A client frames every answer to HEAD without one (RFC 9112, section 6.3). */
+void drop_body_and_length(http::response<http::string_body>& res);
 
 /// Appends `s` to `out` as the contents of a JSON string (quotes not included); a byte that
 /// starts no well-formed UTF-8 sequence becomes U+FFFD, so the JSON stays valid UTF-8.
