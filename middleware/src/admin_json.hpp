@@ -17,8 +17,8 @@ namespace floodgate::beast {
 /// Whole numbers print as integers (`12`, not `1.2E1`); non-finite values as null.
 boost::json::value json_number(double d);
 
-/** `v` as JSON text, as boost::json::serialize writes it except for fractions: those take the
-    shortest form that reads back as the same double, in plain notation where that is no longer
+/** `v` as JSON text, as boost::json::serialize writes it except for doubles: those take the
+    shortest text that reads back as the same double, plain unless an exponent is shorter
     (`3.25`, `0.001`, `1e+20`; Boost.JSON 1.81 writes `3.25E0`). Non-finite doubles are null. */
 std::string json_text(const boost::json::value& v);
 
