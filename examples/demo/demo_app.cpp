@@ -25,8 +25,8 @@ using response = http::response<http::string_body>;
 constexpr std::string_view backend_resource = "backend:work";
 constexpr long max_work_ms = 60'000;
 
-response reply(const request& req, unsigned status, std::string body,
-               std::string_view content_type = "text/plain") {
+response make_reply(const request& req, unsigned status, std::string body,
+                    std::string_view content_type = "text/plain") {
   response res;
   res.version(req.version());
   res.result(status);
@@ -64,7 +64,10 @@ asio::awaitable<void> sleep_for(std::chrono::nanoseconds d) {
 /// The demo's endpoints; a request_scope without context means the request is not guarded.
 class endpoints {
  public:
-  explicit endpoints(engine& eng) : engine_(&eng) {}
+  /// `draining`: set when the server begins to shut down; answers made from then on say
+  /// `Connection: close`, so a keep-alive client does not send another request on a connection
+  /// the server closes after this answer.
+  endpoints(engine& eng, const std::atomic<bool>& draining) : engine_(&eng), draining_(&draining) {}
 
   asio::awaitable<response> operator()(request req, floodgate::beast::request_scope& scope) const {
     switch (scope.route().index()) {
@@ -105,13 +108,13 @@ class endpoints {
       backend = engine_->enter(*ctx, backend_resource, {.proceeds_after_wait = true});
       if (backend.blocked()) {
         co_return floodgate::beast::make_blocked_response(backend.block(), backend_resource,
-                                                          req.version(), req.keep_alive());
+                                                          req.version(), keep_alive(req));
       }
       if (backend.wait() > std::chrono::nanoseconds::zero()) {
         co_await sleep_for(backend.wait());
         if (!backend.proceed()) {
           co_return floodgate::beast::make_blocked_response(backend.block(), backend_resource,
-                                                            req.version(), req.keep_alive());
+                                                            req.version(), keep_alive(req));
         }
       }
     }
@@ -120,7 +123,18 @@ class endpoints {
     co_return reply(req, 200, "worked " + std::to_string(ms) + " ms\n");
   }
 
+  bool keep_alive(const request& req) const {
+    return req.keep_alive() && !draining_->load(std::memory_order_relaxed);
+  }
+  response reply(const request& req, unsigned status, std::string body,
+                 std::string_view content_type = "text/plain") const {
+    response res = make_reply(req, status, std::move(body), content_type);
+    if (!keep_alive(req)) res.keep_alive(false);
+    return res;
+  }
+
   engine* engine_;
+  const std::atomic<bool>* draining_;
 };
 
 asio::awaitable<std::string> render(const floodgate::beast::metrics_handler* metrics) {
@@ -128,10 +142,12 @@ asio::awaitable<std::string> render(const floodgate::beast::metrics_handler* met
 }
 
 asio::awaitable<http::message_generator> serve_metrics(
-    request req, const floodgate::beast::metrics_handler* metrics, asio::thread_pool* pool) {
+    request req, const floodgate::beast::metrics_handler* metrics, asio::thread_pool* pool,
+    const std::atomic<bool>* draining) {
   std::string body = co_await asio::co_spawn(*pool, render(metrics), asio::use_awaitable);
-  co_return floodgate::beast::make_metrics_response(std::move(body), req.version(),
-                                                    req.keep_alive());
+  co_return floodgate::beast::make_metrics_response(
+      std::move(body), req.version(),
+      req.keep_alive() && !draining->load(std::memory_order_relaxed));
 }
 
 /// --no-guard: the endpoints without the middleware, named by the same routes.
@@ -152,7 +168,7 @@ struct main_handler {
                                                       floodgate::beast::request_info info) const {
     if (req.method() == http::verb::get &&
         floodgate::beast::target_path(req.target()) == "/metrics") {
-      return serve_metrics(std::move(req), metrics, render_pool);
+      return serve_metrics(std::move(req), metrics, render_pool, draining);
     }
     if (guarded) {
       return (*guarded)(std::move(req), info);
@@ -165,6 +181,7 @@ struct main_handler {
   const floodgate::beast::route_table* routes;
   const floodgate::beast::metrics_handler* metrics;
   asio::thread_pool* render_pool;
+  const std::atomic<bool>* draining;
 };
 
 struct admin_handler {
@@ -205,14 +222,16 @@ floodgate::beast::route_table demo_routes() {
 request_handler make_main_handler(engine& eng, const floodgate::beast::route_table& routes,
                                   const demo_options& options,
                                   const floodgate::beast::metrics_handler& metrics,
-                                  asio::thread_pool& render_pool) {
-  main_handler h{nullptr, endpoints{eng}, &routes, &metrics, &render_pool};
+                                  asio::thread_pool& render_pool,
+                                  const std::atomic<bool>& draining) {
+  main_handler h{nullptr, endpoints{eng, draining}, &routes, &metrics, &render_pool, &draining};
   if (options.guard) {
     floodgate::beast::guard_options g;
     g.routes = &routes;
     g.origin_header = options.origin_header;
     g.rate_limit_headers = options.rate_limit_headers;
-    h.guarded = std::make_shared<main_handler::guarded_type>(eng, std::move(g), endpoints{eng});
+    h.guarded = std::make_shared<main_handler::guarded_type>(eng, std::move(g),
+                                                                endpoints{eng, draining});
   }
   return h;
 }

@@ -18,6 +18,7 @@
 #include <boost/asio/thread_pool.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <csignal>
 #include <cstdint>
 #include <functional>
@@ -133,9 +134,11 @@ int run(const demo_options& options) {
   contexts.push_back(std::make_unique<asio::io_context>(1));
   asio::io_context& admin_context = *contexts.back();
 
+  // Set at the first signal: answers made from then on close their connection.
+  std::atomic<bool> draining{false};
   http_server server{workers,
                      {asio::ip::make_address(options.address), options.port},
-                     make_main_handler(eng, routes, options, metrics, render_pool)};
+                     make_main_handler(eng, routes, options, metrics, render_pool, draining)};
   // The dashboard's live feed; destroyed before the contexts its sockets live on.
   floodgate::beast::dashboard_stream stream{admin_context.get_executor(),
                                             floodgate::beast::dashboard_snapshot{eng, &watcher}};
@@ -168,6 +171,7 @@ int run(const demo_options& options) {
         signals.async_wait(on_signal);  // armed first: finishing cancels it
         guards.clear();
         stream.stop();  // subscribers are not requests to drain
+        draining.store(true, std::memory_order_relaxed);
         stop.begin();
       };
   signals.async_wait(on_signal);

@@ -254,17 +254,21 @@ TEST_F(DemoTest, ShutdownFinishesRequestsInFlightRefusesNewOnesAndExitsZero) {
   start("{}", {"--drain-timeout-ms", "600000"});
   std::vector<http_response> responses(3);
   std::vector<std::thread> clients;
+  const std::uint16_t port = demo_->port();
   for (auto& r : responses) {
-    clients.emplace_back([&] { r = get("/work?ms=1500"); });
+    // Keep-alive connections: the answer must say that this one closes after it.
+    clients.emplace_back([&r, port] { r = http_connection{port}.get("/work?ms=1500"); });
   }
   ASSERT_TRUE(eventually([&] { return inflight("GET:/work") == 3; }, 10s));
-  const std::uint16_t port = demo_->port();
   demo_->signal(SIGTERM);
   EXPECT_TRUE(eventually([&] { return !can_connect(port); }, 2s)) << "listener closed at once";
   for (auto& t : clients) t.join();
   for (const auto& r : responses) {
     EXPECT_EQ(r.status, 200u);
     EXPECT_EQ(r.body, "worked 1500 ms\n");
+    // The server closes the connection after this answer, and says so: a keep-alive client
+    // sends its next request elsewhere instead of onto a closing connection.
+    EXPECT_EQ(r.header("connection"), "close");
   }
   EXPECT_EQ(demo_->wait(15s), 0) << "exits when the requests are done, not at the drain timeout";
   EXPECT_NE(demo_->out().find("stopped; in-flight requests: 0\n"), std::string::npos)
