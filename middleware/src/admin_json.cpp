@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <string_view>
+#include <system_error>
 
 namespace floodgate::beast {
 
@@ -20,9 +21,26 @@ std::string_view without_trailing_space(std::string_view s) {
 
 template <class Number>
 void append_number(std::string& out, Number n) {
-  char buf[32];  // the longest shortest double, `-2.2250738585072014e-308`, is 24
+  // The longest integer fits, and so does the longest shortest double, `-2.2250738585072014e-308`.
+  char buf[32];
   const auto r = std::to_chars(buf, buf + sizeof buf, n);
   out.append(buf, r.ptr);
+}
+
+/// Plain notation from a millionth up to 1e17 (at most 25 characters, `-0.0000012345678901234567`),
+/// else whatever is shortest (`1e-09`, `1e+20`); either way the shortest text of that form that
+/// reads back as `d`.
+void append_double(std::string& out, double d) {
+  const double a = std::fabs(d);
+  if (a == 0 || (a >= 1e-6 && a < 1e17)) {
+    char buf[48];
+    if (const auto r = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::fixed);
+        r.ec == std::errc{}) {
+      out.append(buf, r.ptr);
+      return;
+    }
+  }
+  append_number(out, d);
 }
 
 void append_json(std::string& out, const json::value& v) {
@@ -41,7 +59,7 @@ void append_json(std::string& out, const json::value& v) {
       break;
     case json::kind::double_:
       if (std::isfinite(v.get_double())) {
-        append_number(out, v.get_double());
+        append_double(out, v.get_double());
       } else {
         out += "null";
       }

@@ -18,8 +18,9 @@ namespace floodgate::beast {
 boost::json::value json_number(double d);
 
 /** `v` as JSON text, as boost::json::serialize writes it except for doubles: those take the
-    shortest text that reads back as the same double, plain unless an exponent is shorter
-    (`3.25`, `0.001`, `1e+20`; Boost.JSON 1.81 writes `3.25E0`). Non-finite doubles are null. */
+    shortest text that reads back as the same double, in plain notation from a millionth up to
+    1e17 (`3.25`, `0.0001`), else whichever is shorter (`1e-09`, `1e+20`); Boost.JSON 1.81
+    writes `3.25E0`. Non-finite doubles are null. */
 std::string json_text(const boost::json::value& v);
 
 /// `{file, time, ok, error, successes, failures}`; `error` null when ok, else one line a problem.

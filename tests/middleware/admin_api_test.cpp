@@ -6,6 +6,7 @@
 #include <floodgate/config/rule_file_watcher.hpp>
 #include <floodgate/chain/clock.hpp>
 
+#include "admin_json.hpp"
 #include "support/demo_process.hpp"
 
 #include <boost/asio/io_context.hpp>
@@ -14,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <regex>
 #include <string>
 
@@ -154,6 +156,25 @@ TEST_F(AdminApiTest, FractionsAreWrittenInPlainNotation) {
         << target << ": " << res.body();
     EXPECT_FALSE(std::regex_search(res.body(), std::regex{"[0-9][Ee]"})) << res.body();
   }
+}
+
+TEST(AdminJson, NumbersArePlainAndReadBackAsTheSameValue) {
+  json::array values{0.5, 0.0001, 1.0 / 3, -0.25, 1e20, 1e-9, 123456.75};
+  values.push_back(std::nan(""));
+  values.push_back(12);
+  values.push_back(std::uint64_t{18446744073709551615u});
+  values.push_back(-0.0);
+  values.push_back("a\"b\\c\n");
+  values.push_back(json::object{{"k", true}, {"n", nullptr}});
+  const std::string text = json_text(values);
+  EXPECT_EQ(text,
+            "[0.5,0.0001,0.3333333333333333,-0.25,1e+20,1e-09,123456.75,null,12,"
+            "18446744073709551615,-0,\"a\\\"b\\\\c\\n\",{\"k\":true,\"n\":null}]");
+  const json::value back = json::parse(text);
+  for (std::size_t i : {0u, 1u, 2u, 3u, 4u, 5u, 6u}) {
+    EXPECT_EQ(back.as_array()[i].to_number<double>(), values[i].as_double()) << i;
+  }
+  EXPECT_EQ(back.as_array()[11].as_string(), "a\"b\\c\n");
 }
 
 TEST_F(AdminApiTest, BreakersShowStateAndNextProbeTime) {
