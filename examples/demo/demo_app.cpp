@@ -39,9 +39,9 @@ response make_reply(const request& req, unsigned status, std::string body,
   if (status != 205) {
     res.set(http::field::content_type, content_type);
     if (req.method() == http::verb::head) {
-      // Only GET routes are served, so HEAD is answered 404 where a GET would get 200: no body
-      // (a keep-alive client would read one as its next response) and no length (a GET's
-      // answer would have had another one, RFC 9110 section 8.6).
+      // Only GET routes are served, so HEAD is answered 404 where a GET of a route gets 200: no
+      // body (a keep-alive client would read one as its next response) and no length (the
+      // GET's answer has another one, RFC 9110 section 8.6).
       return res;
     }
     res.body() = std::move(body);
@@ -230,8 +230,9 @@ request_handler make_main_handler(engine& eng, const floodgate::beast::route_tab
     g.routes = &routes;
     g.origin_header = options.origin_header;
     g.rate_limit_headers = options.rate_limit_headers;
-    h.guarded = std::make_shared<main_handler::guarded_type>(eng, std::move(g),
-                                                                endpoints{eng, draining});
+    g.draining = &draining;
+    h.guarded =
+        std::make_shared<main_handler::guarded_type>(eng, std::move(g), endpoints{eng, draining});
   }
   return h;
 }

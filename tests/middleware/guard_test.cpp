@@ -20,6 +20,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <memory>
 #include <optional>
@@ -66,6 +67,7 @@ parsed parse(http::message_generator& gen, bool head = false) {
     if (ec) break;
   }
   EXPECT_TRUE(p.is_done()) << wire;
+  EXPECT_EQ(buf.size(), 0u) << "bytes after the answer: " << wire;
   parsed out;
   out.status = p.get().result_int();
   for (const auto& f : p.get()) out.headers[std::string(f.name_string())] = std::string(f.value());
@@ -381,6 +383,34 @@ TEST_F(GuardTest, ThrownExceptionIsAnswered500AndTraced) {
   EXPECT_EQ(totals("GET:/hello").errors.load(), 1u);
   EXPECT_EQ(totals("GET:/hello").completed(), 1u);
   EXPECT_EQ(concurrency("GET:/hello"), 0);
+}
+
+// A server that begins to drain while a request is in flight closes its connection after the
+// answer: every answer says so (the handler's, the guard's block and its 500), so a keep-alive
+// client does not send its next request onto a closing connection.
+TEST_F(GuardTest, AnswersMadeWhileTheServerDrainsCloseTheirConnection) {
+  auto& eng = make_engine({.flow = {{.resource = "<unmatched>", .count = 0}}});
+  std::atomic<bool> draining{false};
+  options_.draining = &draining;
+  auto g = guard(eng, options_, [&](request&& req) -> response {
+    draining = req.target() != "/hello?stay";  // the server begins to drain meanwhile
+    if (req.target() == "/hello?throw") throw std::runtime_error("boom");
+    return ok_response(req);
+  });
+  const parsed stays = call(g, get("/hello?stay"));
+  EXPECT_EQ(stays.status, 200u);
+  EXPECT_EQ(stays.header("Connection"), "");  // HTTP/1.1: keep-alive unless told otherwise
+  const parsed ok = call(g, get("/hello"));
+  EXPECT_EQ(ok.status, 200u);
+  EXPECT_EQ(ok.header("Connection"), "close");
+  const parsed failed = call(g, get("/hello?throw"));
+  EXPECT_EQ(failed.status, 500u);
+  EXPECT_EQ(failed.header("Connection"), "close");
+  const parsed blocked = call(g, get("/nowhere"));  // draining is still set
+  EXPECT_EQ(blocked.status, 429u);
+  EXPECT_EQ(blocked.header("Connection"), "close");
+  draining = false;
+  EXPECT_EQ(call(g, get("/nowhere")).header("Connection"), "");
 }
 
 TEST_F(GuardTest, AHeadRequestWhoseHandlerThrowsIsAnswered500WithoutABody) {

@@ -38,8 +38,9 @@ http::response<http::string_body> make_error_response(http::status status,
 /** Makes `res` an answer to HEAD: the same status and fields, `Content-Length` the length of
     the body a GET would have carried (RFC 9110, section 8.6: a HEAD answer may send no other
     length), and no body: a keep-alive client would read one as the start of its next response.
-    Call it last: prepare_payload() afterwards would set the length to 0. For an answer that a
-    GET would not have got, use drop_body_and_length(). */
+    Call it once, last, on the answer with its body: prepare_payload() afterwards, or a second
+    call, would set the length to 0. For an answer that a GET would not have got, use
+    drop_body_and_length(). */
 void drop_body(http::response<http::string_body>& res);
 
 /** Makes `res` an answer that HEAD alone gets (405 where only GET is served, no route for

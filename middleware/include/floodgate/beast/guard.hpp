@@ -100,6 +100,10 @@ class guarded_handler {
     return options_.rate_limit_headers ? *options_.rate_limit_headers
                                        : engine_->rate_limit_headers();
   }
+  /// Whether the server is draining (guard_options::draining): answers close their connection.
+  bool draining() const noexcept {
+    return options_.draining != nullptr && options_.draining->load(std::memory_order_relaxed);
+  }
   /// The quota for the rate-limit fields; nothing when they are off.
   quota_status quota_of(const context& ctx, const entry& e) const noexcept;
   template <class Result>

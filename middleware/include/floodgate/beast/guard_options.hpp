@@ -6,6 +6,7 @@
 #include <floodgate/beast/route_table.hpp>
 #include <floodgate/chain/timer_queue.hpp>
 
+#include <atomic>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -60,6 +61,12 @@ struct guard_options {
       request, so a reload turns them on or off), which is off when they say nothing. Off:
       nothing is computed. */
   std::optional<rate_limit_header_style> rate_limit_headers;
+  /** A server's drain flag (set when it begins a graceful shutdown), or null: while it reads
+      true, every answer the guard makes, and every response a handler returns to it, says
+      `Connection: close` (a handler that returns a message_generator sets that itself), so a
+      keep-alive client does not send its next request onto a connection the server closes
+      after this answer. Must outlive the guard. */
+  const std::atomic<bool>* draining = nullptr;
 };
 
 }  // namespace floodgate::beast

@@ -110,14 +110,14 @@ auto guarded_handler<Handler, Executor>::operator()(http::request<Body, Fields> 
   }
   e.trace_error();
   e.exit();
-  co_return failed(version, keep_alive, head);
+  co_return failed(version, keep_alive && !draining(), head);
 }
 
 template <class Handler, class Executor>
 http::message_generator guarded_handler<Handler, Executor>::blocked(
     const entry& e, std::string_view resource, unsigned version, bool keep_alive,
     const quota_status& quota, bool head) const {
-  auto res = make_blocked_response(e.block(), resource, version, keep_alive);
+  auto res = make_blocked_response(e.block(), resource, version, keep_alive && !draining());
   set_rate_limit_headers(res, header_style(), quota);
   if (head) drop_body(res);
   return http::message_generator{std::move(res)};
@@ -211,6 +211,9 @@ http::message_generator guarded_handler<Handler, Executor>::finish(
     }
     if (quota) [[unlikely]] {
       set_rate_limit_headers(res.base(), header_style(), quota);
+    }
+    if (draining()) [[unlikely]] {
+      res.keep_alive(false);
     }
   }
   e.exit();
