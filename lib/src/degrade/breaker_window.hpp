@@ -80,6 +80,13 @@ class breaker_window {
     if (own == 0 || (!bad && own > enough)) {
       return {};
     }
+    // Two completions at once on two CPUs each store to their own shard, then read the other's:
+    // a CPU shard's store is a plain one, which x86 may keep in its store buffer past the loads
+    // that follow, so without a full fence both could miss the other's count and neither see
+    // the window reach minRequestAmount. With it, at least one of them sees both (as with
+    // Sentinel's locked LongAdder adds). Paid only on the way to a sum: a good request past
+    // `enough` returned above.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
     return sum(tag);
   }
 

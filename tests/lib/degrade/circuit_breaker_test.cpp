@@ -7,6 +7,10 @@
 
 #include <gtest/gtest.h>
 
+#include <pthread.h>
+#include <sched.h>
+
+#include <array>
 #include <atomic>
 #include <barrier>
 #include <thread>
@@ -339,6 +343,78 @@ TEST(CircuitBreakerConcurrency, ThreadsRacingAnElapsedOpenBreakerAdmitExactlyOne
     h.breaker.on_request_complete(h.clock.now_ms(), 5, false);
     ASSERT_EQ(h.breaker.state(), closed);
   }
+}
+
+/// A barrier for two threads that spin (yielding now and then, should they share a CPU): both
+/// leave it within about a cache-line transfer of each other.
+class spin_barrier {
+ public:
+  void arrive_and_wait() {
+    const int phase = phase_.load(std::memory_order_acquire);
+    if (arrived_.fetch_add(1, std::memory_order_acq_rel) == 1) {
+      arrived_.store(0, std::memory_order_relaxed);
+      phase_.store(phase + 1, std::memory_order_release);
+      return;
+    }
+    for (int spins = 0; phase_.load(std::memory_order_acquire) == phase; ++spins) {
+      if (spins % 4096 == 4095) std::this_thread::yield();
+    }
+  }
+
+ private:
+  std::atomic<int> arrived_{0};
+  std::atomic<int> phase_{0};
+};
+
+// Two requests completing at the same moment on two CPUs each count in their CPU's shard, then
+// read the other's: without a full fence between the two, x86 lets each read miss the other's
+// store (still in its store buffer), both see one request against minRequestAmount 2, and the
+// breaker stays closed with two errors in its window. Sentinel's locked LongAdder adds cannot
+// both miss. Rounds on two pinned threads; a varying short delay after the barrier makes some
+// of the completions coincide.
+TEST(CircuitBreakerConcurrency, TwoCompletionsAtOnceOnTwoCpusOpenTheBreaker) {
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0 || CPU_COUNT(&allowed) < 2) {
+    GTEST_SKIP() << "needs two CPUs to run the completions on";
+  }
+  std::array<int, 2> cpus{};
+  for (int cpu = 0, found = 0; cpu < CPU_SETSIZE && found < 2; ++cpu) {
+    if (CPU_ISSET(cpu, &allowed)) cpus[static_cast<std::size_t>(found++)] = cpu;
+  }
+  constexpr int rounds = 20'000;
+  breaker_harness h{rule_of(degrade_grade::error_count, 1, 2, 1'000, 1)};
+  spin_barrier barrier;
+  int missed = 0;
+  const auto completer = [&](std::size_t which) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpus[which], &one);
+    pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+    for (int round = 0; round < rounds; ++round) {
+      barrier.arrive_and_wait();
+      // 0-63 loop turns, differently on each side, so the two stores land at varying offsets.
+      for (int spin = (round * (which == 0 ? 7 : 13)) % 64; spin > 0; --spin) {
+        asm volatile("" ::: "memory");  // a loop the compiler keeps
+      }
+      h.breaker.on_request_complete(h.clock.now_ms(), 5, true);
+      barrier.arrive_and_wait();
+      if (which == 0) {
+        if (h.breaker.state() != open) ++missed;
+        // Closed again for the next round: the probe's success empties the window.
+        h.clock.advance_ms(1'000);
+        if (h.breaker.try_pass(h.clock.now_ms()).outcome == admission::kind::probe) {
+          h.breaker.on_request_complete(h.clock.now_ms(), 5, false);
+        }
+      }
+      barrier.arrive_and_wait();
+    }
+  };
+  {
+    std::jthread other{completer, 1};
+    completer(0);
+  }
+  EXPECT_EQ(h.breaker.state(), closed);
+  EXPECT_EQ(missed, 0) << "rounds whose two errors left the breaker closed, of " << rounds;
 }
 
 TEST(CircuitBreakerConcurrency, TransitionsStayConsistentUnderConcurrentTraffic) {
