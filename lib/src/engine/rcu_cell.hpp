@@ -214,8 +214,13 @@ class rcu_cell {
   std::int64_t pinned(const slot& s) const noexcept {
     std::int64_t sum = 0;
     for (std::uint32_t k = 0, n = stat::shard_count(); k < n; ++k) {
-      sum += s.counters[k].own.load(std::memory_order_seq_cst) +
-             s.counters[k].shared.load(std::memory_order_seq_cst);
+      // `shared` first, in its own statement: a reader that counted in `own` and backs off
+      // after moving to another CPU takes its count off `shared`, after its +1 in `own` is
+      // visible (the fetch_sub drains its store). Read in the other order, a +1 missed in
+      // `own` and its -1 seen in `shared` would sum one low, and a slot one other reader still
+      // pins would read as free. In this order the sum can only be high for a moment.
+      const std::int64_t shared = s.counters[k].shared.load(std::memory_order_seq_cst);
+      sum += shared + s.counters[k].own.load(std::memory_order_seq_cst);
     }
     return sum;
   }
