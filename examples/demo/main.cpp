@@ -105,6 +105,10 @@ int run(const demo_options& options) {
   // Declared before the I/O contexts: coroutine frames destroyed with them still exit entries.
   engine eng;
   asio::io_context control{1};
+  // Installed before anything is served: a SIGTERM sent as soon as `listening on` is printed
+  // (or earlier) is queued for the shutdown below, not the default action that kills the
+  // process without draining.
+  asio::signal_set signals{control, SIGINT, SIGTERM};
   config::rule_file_watcher watcher{control.get_executor(), eng, options.rules};
   if (const config::parse_result loaded = watcher.start(); !loaded.ok()) {
     std::string text = loaded.error_text();
@@ -159,7 +163,6 @@ int run(const demo_options& options) {
   std::cout << "listening on " << url(server.local_endpoint()) << '\n'
             << "admin on " << url(admin_server.local_endpoint()) << std::endl;
 
-  asio::signal_set signals{control, SIGINT, SIGTERM};
   shutdown_sequence stop{control, {&server, &admin_server}, options.drain_timeout, [&] {
                            watcher.stop();
                            signals.cancel();
