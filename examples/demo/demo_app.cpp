@@ -25,8 +25,8 @@ using response = http::response<http::string_body>;
 constexpr std::string_view backend_resource = "backend:work";
 constexpr long max_work_ms = 60'000;
 
-response make_reply(const request& req, unsigned status, std::string body,
-                    std::string_view content_type = "text/plain") {
+response reply(const request& req, unsigned status, std::string body,
+               std::string_view content_type = "text/plain") {
   response res;
   res.version(req.version());
   res.result(status);
@@ -64,10 +64,7 @@ asio::awaitable<void> sleep_for(std::chrono::nanoseconds d) {
 /// The demo's endpoints; a request_scope without context means the request is not guarded.
 class endpoints {
  public:
-  /// `draining`: set when the server begins to shut down; answers made from then on say
-  /// `Connection: close`, so a keep-alive client does not send another request on a connection
-  /// the server closes after this answer.
-  endpoints(engine& eng, const std::atomic<bool>& draining) : engine_(&eng), draining_(&draining) {}
+  explicit endpoints(engine& eng) : engine_(&eng) {}
 
   asio::awaitable<response> operator()(request req, floodgate::beast::request_scope& scope) const {
     switch (scope.route().index()) {
@@ -108,13 +105,13 @@ class endpoints {
       backend = engine_->enter(*ctx, backend_resource, {.proceeds_after_wait = true});
       if (backend.blocked()) {
         co_return floodgate::beast::make_blocked_response(backend.block(), backend_resource,
-                                                          req.version(), keep_alive(req));
+                                                          req.version(), req.keep_alive());
       }
       if (backend.wait() > std::chrono::nanoseconds::zero()) {
         co_await sleep_for(backend.wait());
         if (!backend.proceed()) {
           co_return floodgate::beast::make_blocked_response(backend.block(), backend_resource,
-                                                            req.version(), keep_alive(req));
+                                                            req.version(), req.keep_alive());
         }
       }
     }
@@ -123,18 +120,7 @@ class endpoints {
     co_return reply(req, 200, "worked " + std::to_string(ms) + " ms\n");
   }
 
-  bool keep_alive(const request& req) const {
-    return req.keep_alive() && !draining_->load(std::memory_order_relaxed);
-  }
-  response reply(const request& req, unsigned status, std::string body,
-                 std::string_view content_type = "text/plain") const {
-    response res = make_reply(req, status, std::move(body), content_type);
-    if (!keep_alive(req)) res.keep_alive(false);
-    return res;
-  }
-
   engine* engine_;
-  const std::atomic<bool>* draining_;
 };
 
 asio::awaitable<std::string> render(const floodgate::beast::metrics_handler* metrics) {
@@ -150,12 +136,18 @@ asio::awaitable<http::message_generator> serve_metrics(
       req.keep_alive() && !draining->load(std::memory_order_relaxed));
 }
 
-/// --no-guard: the endpoints without the middleware, named by the same routes.
+/// --no-guard: the endpoints without the middleware, named by the same routes; while the
+/// server drains, answers close their connection (what guard_options::draining does guarded).
 asio::awaitable<http::message_generator> serve_unguarded(
-    request req, const endpoints* handler, const floodgate::beast::route_table* routes) {
+    request req, const endpoints* handler, const floodgate::beast::route_table* routes,
+    const std::atomic<bool>* draining) {
   const auto match = routes->match(req.method_string(), req.target());
   floodgate::beast::request_scope scope{nullptr, match.resource(), match, {}};
-  co_return http::message_generator{co_await (*handler)(std::move(req), scope)};
+  response res = co_await (*handler)(std::move(req), scope);
+  if (draining->load(std::memory_order_relaxed)) [[unlikely]] {
+    res.keep_alive(false);
+  }
+  co_return http::message_generator{std::move(res)};
 }
 
 struct main_handler {
@@ -173,7 +165,7 @@ struct main_handler {
     if (guarded) {
       return (*guarded)(std::move(req), info);
     }
-    return serve_unguarded(std::move(req), &unguarded, routes);
+    return serve_unguarded(std::move(req), &unguarded, routes, draining);
   }
 
   std::shared_ptr<guarded_type> guarded;  ///< null with --no-guard
@@ -224,15 +216,14 @@ request_handler make_main_handler(engine& eng, const floodgate::beast::route_tab
                                   const floodgate::beast::metrics_handler& metrics,
                                   asio::thread_pool& render_pool,
                                   const std::atomic<bool>& draining) {
-  main_handler h{nullptr, endpoints{eng, draining}, &routes, &metrics, &render_pool, &draining};
+  main_handler h{nullptr, endpoints{eng}, &routes, &metrics, &render_pool, &draining};
   if (options.guard) {
     floodgate::beast::guard_options g;
     g.routes = &routes;
     g.origin_header = options.origin_header;
     g.rate_limit_headers = options.rate_limit_headers;
     g.draining = &draining;
-    h.guarded =
-        std::make_shared<main_handler::guarded_type>(eng, std::move(g), endpoints{eng, draining});
+    h.guarded = std::make_shared<main_handler::guarded_type>(eng, std::move(g), endpoints{eng});
   }
   return h;
 }
