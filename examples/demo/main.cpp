@@ -43,6 +43,18 @@ std::string url(const tcp::endpoint& ep) {
   return out;
 }
 
+/// Every reload after start-up, on stderr: an operator who saved a bad file sees why it was not
+/// taken (and that the last good rules stay) without asking the admin API.
+void log_reload(const config::reload_status& status) {
+  if (status.ok) {
+    std::cerr << "floodgate-demo: rules reloaded from " << status.file << '\n';
+    return;
+  }
+  std::cerr << "floodgate-demo: rules not reloaded, the last good rules stay in force:\n"
+            << status.error;
+  if (!status.error.empty() && status.error.back() != '\n') std::cerr << '\n';
+}
+
 /** Drives a graceful stop on the control thread: stop accepting and close idle connections at
     once, poll until the servers are empty, abort what is left at the drain deadline. */
 class shutdown_sequence {
@@ -109,7 +121,8 @@ int run(const demo_options& options) {
   // (or earlier) is queued for the shutdown below, not the default action that kills the
   // process without draining.
   asio::signal_set signals{control, SIGINT, SIGTERM};
-  config::rule_file_watcher watcher{control.get_executor(), eng, options.rules};
+  config::rule_file_watcher watcher{
+      control.get_executor(), eng, options.rules, {.on_attempt = log_reload}};
   if (const config::parse_result loaded = watcher.start(); !loaded.ok()) {
     std::string text = loaded.error_text();
     if (!text.empty() && text.back() != '\n') text += '\n';

@@ -146,6 +146,14 @@ TEST_F(DemoTest, HotReloadEnforcesANewLimit) {
   int blocked = 0;
   for (int i = 0; i < 5; ++i) blocked += c.get("/hello").status == 429 ? 1 : 0;
   EXPECT_GE(blocked, 3);
+  EXPECT_TRUE(eventually(
+      [&] {
+        return demo_->err().find("floodgate-demo: rules reloaded from " + rules_->path() + "\n") !=
+               std::string::npos;
+      },
+      5s))
+      << "stderr:\n"
+      << demo_->err();
 }
 
 TEST_F(DemoTest, BrokenRuleFileKeepsTheOldLimitAndReportsTheError) {
@@ -171,6 +179,13 @@ TEST_F(DemoTest, BrokenRuleFileKeepsTheOldLimitAndReportsTheError) {
   int blocked = 0;
   for (int i = 0; i < 5; ++i) blocked += c.get("/hello").status == 429 ? 1 : 0;
   EXPECT_GE(blocked, 3) << "the old limit stays in force";
+  // The operator who saved the file sees the same error on stderr.
+  const std::string prefix =
+      "floodgate-demo: rules not reloaded, the last good rules stay in force:\n";
+  const std::string expected = prefix + error + "\n";
+  EXPECT_TRUE(eventually([&] { return demo_->err().find(expected) != std::string::npos; }, 5s))
+      << "stderr:\n"
+      << demo_->err();
 }
 
 }  // namespace

@@ -66,7 +66,7 @@ struct rule_file_watcher::impl : std::enable_shared_from_this<impl> {
       : strand(asio::make_strand(executor)),
         target(eng),
         path(std::move(file)),
-        options(opts),
+        options(std::move(opts)),
         watch(strand),
         debounce(strand, opts.timers),
         poll(strand, opts.timers),
@@ -107,17 +107,19 @@ struct rule_file_watcher::impl : std::enable_shared_from_this<impl> {
         }
       }
     }
-    record(result);
+    const reload_status recorded = record(result);
+    if (started && options.on_attempt) options.on_attempt(recorded);
     return result;
   }
 
-  void record(const parse_result& result) {
+  reload_status record(const parse_result& result) {
     const auto now = std::chrono::system_clock::now().time_since_epoch();
     std::lock_guard lock(status_mutex);
     status.time_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(now).count();
     status.ok = result.ok();
     status.error = result.ok() ? std::string() : result.error_text();
     ++(result.ok() ? status.successes : status.failures);
+    return status;
   }
 
   /** Watches the directory of the path as given (rename-on-save, `..data` swaps) and, when the
@@ -234,7 +236,7 @@ struct rule_file_watcher::impl : std::enable_shared_from_this<impl> {
 
 rule_file_watcher::rule_file_watcher(asio::any_io_executor executor, engine& eng, std::string path,
                                      watcher_options options)
-    : impl_(std::make_shared<impl>(executor, eng, std::move(path), options)) {}
+    : impl_(std::make_shared<impl>(executor, eng, std::move(path), std::move(options))) {}
 
 rule_file_watcher::~rule_file_watcher() { stop(); }
 

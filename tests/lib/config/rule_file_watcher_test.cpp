@@ -19,6 +19,7 @@
 #include <fstream>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace floodgate::config {
 namespace {
@@ -32,7 +33,7 @@ std::string rules_with_count(int count) {
 }
 
 /// Inotify only: the poll safety net is pushed out of the way so it cannot hide a missed event.
-constexpr watcher_options inotify_only{.debounce = 50ms, .poll_interval = 1h};
+const watcher_options inotify_only{.debounce = 50ms, .poll_interval = 1h};
 
 class RuleFileWatcher : public ::testing::Test {
  protected:
@@ -395,6 +396,39 @@ TEST_F(RuleFileWatcher, ReloadNowAttemptsEvenWhenNothingChanged) {
   ASSERT_TRUE(watcher.start().ok());
   EXPECT_TRUE(watcher.reload_now().ok());
   EXPECT_EQ(watcher.status().successes, 2u);
+}
+
+TEST_F(RuleFileWatcher, EveryAttemptAfterStartIsReportedWithItsStatus) {
+  const std::string path = dir_.write("rules.yaml", rules_with_count(1));
+  std::vector<reload_status> reported;
+  watcher_options options = manual_timing();
+  options.on_attempt = [&](const reload_status& s) { reported.push_back(s); };
+  rule_file_watcher watcher(io_.get_executor(), eng_, path, options);
+  ASSERT_TRUE(watcher.start().ok());
+  EXPECT_TRUE(reported.empty()) << "start() returns its result; it is not reported";
+
+  const std::uint64_t before = timers_.scheduled();
+  dir_.write(".rules.yaml.tmp", "flow:\n  - resource: r\n    count: -1\n");
+  fs::rename(dir_.file(".rules.yaml.tmp"), path);
+  ASSERT_TRUE(run_until([&] { return timers_.scheduled() > before; }));
+  advance(50ms);
+  ASSERT_EQ(reported.size(), 1u);
+  EXPECT_FALSE(reported[0].ok);
+  EXPECT_EQ(reported[0].file, path);
+  EXPECT_EQ(reported[0].error, path + ":3:12: flow[0].count: must be >= 0\n");
+  EXPECT_EQ(reported[0].failures, 1u);
+
+  ASSERT_TRUE(replace_and_see(path, 2));
+  advance(50ms);
+  ASSERT_EQ(reported.size(), 2u);
+  EXPECT_TRUE(reported[1].ok);
+  EXPECT_EQ(reported[1].error, "");
+  EXPECT_EQ(reported[1].successes, 2u);
+
+  EXPECT_TRUE(watcher.reload_now().ok());
+  ASSERT_EQ(reported.size(), 3u);
+  EXPECT_TRUE(reported[2].ok);
+  EXPECT_EQ(reported[2].successes, 3u);
 }
 
 TEST_F(RuleFileWatcher, StoppedWatcherNoLongerReloads) {

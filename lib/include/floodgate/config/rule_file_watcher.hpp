@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -34,6 +35,12 @@ struct watcher_options {
   /// The debounce and poll timers; must outlive the watcher. Null: Asio steady timers on the
   /// watcher's executor. Tests pass a manual_timer_queue.
   timer_queue* timers = nullptr;
+  /** Called after each attempt made once start() has returned (a change, the poll,
+      reload_now()) with the status it recorded; start() returns its own result instead. For
+      logs: the demo prints every outcome on stderr. Runs on the watcher's executor (or
+      reload_now()'s caller), one call at a time; must not throw, nor call start(), stop() or
+      reload_now(). */
+  std::function<void(const reload_status&)> on_attempt;
 };
 
 /** Loads a rule file into an engine and keeps it in force as the file changes.
