@@ -15,6 +15,26 @@ lease_reply granted(std::int64_t n, std::int64_t bucket, std::int64_t left_ms,
   return {n, bucket, left_ms, retry_ms, short_ms};
 }
 
+TEST(LeaseReply, OnlyWhatTheScriptCanAnswerIsTakenAsAnAnswer) {
+  const lease_ask ask{.asked = 10};
+  constexpr std::int64_t window = lease_planner::window_ms;
+  constexpr std::int64_t bucket = lease_planner::bucket_ms;
+  EXPECT_EQ(implausible(granted(10, 5, bucket, window, window + bucket), ask), "");
+  EXPECT_EQ(implausible(granted(0, 0, 0), ask), "");
+  EXPECT_EQ(implausible(granted(11, 5, 50), ask), "granted 11 is outside 0..10");
+  EXPECT_EQ(implausible(granted(1'000'000, 5, 50), ask), "granted 1000000 is outside 0..10");
+  EXPECT_EQ(implausible(granted(-1, 5, 50), ask), "granted -1 is outside 0..10");
+  EXPECT_EQ(implausible(granted(1, -5, 50), ask), "bucket -5 is negative");
+  EXPECT_EQ(implausible(granted(1, 5, bucket + 1), ask),
+            "ms left in the bucket 101 is outside 0..100");
+  EXPECT_EQ(implausible(granted(1, 5, -1), ask), "ms left in the bucket -1 is outside 0..100");
+  EXPECT_EQ(implausible(granted(0, 5, 50, 999'999'999), ask),
+            "retry ms 999999999 is outside 0..1000");
+  EXPECT_EQ(implausible(granted(0, 5, 50, -1), ask), "retry ms -1 is outside 0..1000");
+  EXPECT_EQ(implausible(granted(0, 5, 50, 0, window + bucket + 1), ask),
+            "short ms 1101 is outside 0..1100");
+}
+
 TEST(LeasePlanner, AsksForOnePassWhenNothingIsKnown) {
   cluster_lease lease;
   lease_planner p;

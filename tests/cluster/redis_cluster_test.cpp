@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -941,6 +942,228 @@ TEST(RedisCluster, AMovedStormIsAFailureNotALoop) {
   ::shutdown(fd, SHUT_RDWR);
   ::close(fd);
   server.join();
+}
+
+/** A fake Redis on a loopback port: answers each request (one read, one command: RESP text) as
+    `answer` says, one connection at a time, and sends each byte of the replies `drip_of` says
+    to drip `drip` apart. Stopped (and its thread joined) on destruction. */
+class fake_redis {
+ public:
+  using answer_fn = std::function<std::string(std::string_view request)>;
+  explicit fake_redis(answer_fn answer, std::function<bool(std::string_view)> drip_of = {},
+                      std::chrono::milliseconds drip = 0ms)
+      : answer_(std::move(answer)), drip_of_(std::move(drip_of)), drip_(drip) {
+    fd_ = listen_loopback(port_, 16);
+    if (fd_ >= 0) thread_ = std::thread([this] { serve(); });
+  }
+  ~fake_redis() {
+    stop_ = true;
+    if (fd_ >= 0) {
+      ::shutdown(fd_, SHUT_RDWR);
+      ::close(fd_);
+    }
+    if (thread_.joinable()) thread_.join();
+  }
+  bool listening() const { return fd_ >= 0; }
+  std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
+  std::uint16_t port() const { return port_; }
+
+ private:
+  void serve() {
+    while (!stop_) {
+      const int c = ::accept(fd_, nullptr, nullptr);
+      if (c < 0) break;
+      char buf[8192];
+      for (bool open = true; open && !stop_;) {
+        const ssize_t n = ::read(c, buf, sizeof buf);
+        if (n <= 0) break;
+        const std::string_view request(buf, static_cast<std::size_t>(n));
+        const std::string reply = answer_(request);
+        if (drip_of_ && drip_of_(request)) {
+          for (std::size_t i = 0; open && i < reply.size() && !stop_; ++i) {
+            open = ::send(c, reply.data() + i, 1, MSG_NOSIGNAL) == 1;
+            std::this_thread::sleep_for(drip_);
+          }
+        } else {
+          open = ::send(c, reply.data(), reply.size(), MSG_NOSIGNAL) >= 0;
+        }
+      }
+      ::close(c);
+    }
+  }
+
+  answer_fn answer_;
+  std::function<bool(std::string_view)> drip_of_;
+  std::chrono::milliseconds drip_;
+  std::uint16_t port_ = 0;
+  int fd_ = -1;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+/// A standalone Redis as the adapter uses it, with `lease` as the reply to the lease script.
+std::string standalone_answer(std::string_view request, const std::string& lease) {
+  if (request.find("PING") != std::string_view::npos) return "+PONG\r\n";
+  if (request.find("CLUSTER") != std::string_view::npos) {
+    return "-ERR This instance has cluster support disabled\r\n";
+  }
+  if (request.find("SCRIPT") != std::string_view::npos) return "$3\r\nsha\r\n";
+  if (request.find(":instances") != std::string_view::npos) return ":1\r\n";  // the heartbeat
+  return lease;
+}
+
+bool is_lease_request(std::string_view request) {
+  return request.find(":window") != std::string_view::npos;
+}
+
+std::uint64_t lease_requests(const instance& inst, lease_result r) {
+  return inst.adapter->status().lease_requests[static_cast<std::size_t>(r)];
+}
+
+// An audit's fake Redis crashed the demo: CLUSTER SLOTS with a negative slot was used as an index.
+TEST(RedisCluster, ASlotMapWithSlotsOutOfRangeIsAnErrorNotACrash) {
+  std::uint16_t port = 0;
+  fake_redis server([&port](std::string_view request) -> std::string {
+    if (request.find("PING") != std::string_view::npos) return "+PONG\r\n";
+    if (request.find("CLUSTER") != std::string_view::npos) {
+      const std::string master = "*2\r\n$9\r\n127.0.0.1\r\n:" + std::to_string(port) + "\r\n";
+      return "*3\r\n*3\r\n:-1000000\r\n:16383\r\n" + master + "*3\r\n:0\r\n:16384\r\n" + master +
+             "*3\r\n:9\r\n:3\r\n" + master;
+    }
+    return "-ERR unexpected\r\n";
+  });
+  ASSERT_TRUE(server.listening());
+  port = server.port();
+  instance inst(global_rule(server.url(), 10), "solo");
+  ASSERT_TRUE(eventually([&] { return inst.mode_is(cluster_mode::fallback_local); }, 2s));
+  EXPECT_NE(inst.adapter->status().last_error.find("CLUSTER SLOTS: no valid slot range"),
+            std::string::npos)
+      << inst.adapter->status().last_error;
+}
+
+// hiredis bounded each read by timeoutMs, not the reply: a reply sent a byte every 10 ms took
+// 300 ms and was taken as a grant, so a slow Redis never meant a fallback (SPEC §10).
+TEST(RedisCluster, AReplyDrippedSlowerThanTheTimeoutIsATimeout) {
+  const std::string lease = "*5\r\n:1\r\n:5\r\n:50\r\n:0\r\n:0\r\n";
+  fake_redis server([&](std::string_view r) { return standalone_answer(r, lease); },
+                    is_lease_request, 10ms);
+  ASSERT_TRUE(server.listening());
+  instance inst(global_rule(server.url(), 10), "solo");  // timeoutMs 50
+  ASSERT_TRUE(eventually(
+      [&] {
+        inst.flood(1);
+        return inst.mode_is(cluster_mode::fallback_local);
+      },
+      5s));
+  EXPECT_GE(lease_requests(inst, lease_result::timeout), 1u);
+  EXPECT_EQ(lease_requests(inst, lease_result::granted), 0u);
+  EXPECT_EQ(inst.rule().last_error, "timed out");
+}
+
+// A reply of five items that are not integers was read as a grant of nothing (exhausted): the
+// rule stayed global, admitted nothing, and asked again every millisecond.
+TEST(RedisCluster, ALeaseReplyOfTheWrongTypesIsAnError) {
+  const std::string lease = "*5\r\n$1\r\n1\r\n$1\r\n5\r\n$2\r\n50\r\n$1\r\n0\r\n$1\r\n0\r\n";
+  fake_redis server([&](std::string_view r) { return standalone_answer(r, lease); });
+  ASSERT_TRUE(server.listening());
+  instance inst(global_rule(server.url(), 10), "solo");
+  ASSERT_TRUE(eventually(
+      [&] {
+        inst.flood(1);
+        return inst.mode_is(cluster_mode::fallback_local);
+      },
+      2s));
+  EXPECT_EQ(inst.rule().last_error,
+            "unexpected reply to the lease script: item 1 is not an integer");
+  EXPECT_EQ(lease_requests(inst, lease_result::exhausted), 0u);
+}
+
+// A grant of a million passes was taken as it came: every request passed, at ten times the count.
+TEST(RedisCluster, ALeaseReplyOutsideWhatTheScriptGivesIsAnError) {
+  const std::string lease = "*5\r\n:1000000\r\n:5\r\n:50\r\n:0\r\n:0\r\n";
+  fake_redis server([&](std::string_view r) { return standalone_answer(r, lease); });
+  ASSERT_TRUE(server.listening());
+  instance inst(global_rule(server.url(), 10, {.fallback_count = 3}), "solo");
+  ASSERT_TRUE(eventually(
+      [&] {
+        inst.flood(1);
+        return inst.mode_is(cluster_mode::fallback_local);
+      },
+      2s));
+  EXPECT_NE(inst.rule().last_error.find("granted 1000000 is outside 0.."), std::string::npos)
+      << inst.rule().last_error;
+  EXPECT_EQ(lease_requests(inst, lease_result::granted), 0u);
+  EXPECT_LE(inst.flood(100), 3);
+}
+
+// A window bucket ahead of Redis's clock (granted on a node whose clock was ahead, before a
+// failover) filled every window until the clock caught up: nothing passed while Redis answered.
+TEST(RedisCluster, ABucketAheadOfRedisClockCountsOnlyForTheCurrentWindow) {
+  START_REDIS_OR_SKIP(redis);
+  auto rules = global_rule(redis->url(), 20);
+  rules.cluster->timeout_ms = 1000;
+  instance inst(rules, "solo");
+  ASSERT_TRUE(eventually([&] { return inst.flood(1) > 0; }));
+  const std::string key = "{test:GET:/hello:default}:window";
+  const std::int64_t ahead = wall_ms() / detail::lease_planner::bucket_ms + 1000;  // 100 s ahead
+  ASSERT_EQ(redis->command({"HSET", key, std::to_string(ahead), "20"}), ":1");
+  // The next lease request moves its passes into the current bucket...
+  ASSERT_TRUE(eventually(
+      [&] {
+        inst.flood(1);
+        return redis->command({"HEXISTS", key, std::to_string(ahead)}) == ":0";
+      },
+      3s))
+      << "the bucket 100 s ahead is still there";
+  // ...which leaves the window a second later: requests pass again (not in 100 s).
+  const auto moved = std::chrono::steady_clock::now();
+  EXPECT_TRUE(eventually(
+      [&] { return inst.flood(5) > 0 && std::chrono::steady_clock::now() - moved > 1100ms; }, 4s))
+      << "nothing passed a window after the bucket was moved";
+}
+
+// During a slot migration the key's owner answers ASK, and the target has never run the script:
+// its NOSCRIPT was answered by loading the script on the owner, so the rule fell back for the
+// whole migration although every node answered.
+TEST(RedisCluster, ASlotMigrationLoadsTheScriptOnTheTargetAndStaysGlobal) {
+  std::string why;
+  const auto nodes = testing::start_cluster(why);
+  if (nodes.empty()) GTEST_SKIP() << "Redis Cluster unavailable: " << why;
+  auto rules = global_rule(nodes[0]->url(), 1000);
+  for (std::size_t i = 1; i < nodes.size(); ++i) rules.cluster->redis.push_back(nodes[i]->url());
+  rules.cluster->timeout_ms = 1000;
+  instance inst(rules, "solo");
+  const std::string key = "{test:GET:/hello:default}:window";
+  redis_server* owner = nullptr;
+  ASSERT_TRUE(eventually([&] {
+    inst.flood(5);
+    for (auto& n : nodes) {
+      if (n->command({"EXISTS", key}) == ":1") owner = n.get();
+    }
+    return owner != nullptr;
+  }));
+  redis_server* target = nodes[0].get() == owner ? nodes[1].get() : nodes[0].get();
+  const std::string slot = owner->command({"CLUSTER", "KEYSLOT", key}).substr(1);
+  const std::string owner_id = owner->command({"CLUSTER", "MYID"});
+  const std::string target_id = target->command({"CLUSTER", "MYID"});
+  ASSERT_EQ(target->command({"CLUSTER", "SETSLOT", slot, "IMPORTING", owner_id}), "+OK");
+  ASSERT_EQ(owner->command({"CLUSTER", "SETSLOT", slot, "MIGRATING", target_id}), "+OK");
+  const std::string migrated = owner->command(
+      {"MIGRATE", "127.0.0.1", std::to_string(target->port()), "", "0", "5000", "KEYS", key});
+  ASSERT_TRUE(migrated == "+OK" || migrated == "+NOKEY") << migrated;
+  const auto asked_before = lease_requests(inst, lease_result::granted);
+  // A second of requests: each lease request goes to the owner, is sent on with ASK, and runs
+  // on the target, which now holds the key.
+  const auto end = std::chrono::steady_clock::now() + 1s;
+  while (std::chrono::steady_clock::now() < end) {
+    inst.flood(5);
+    ASSERT_TRUE(inst.mode_is(cluster_mode::global))
+        << inst.adapter->status().last_error << " / " << inst.rule().last_error;
+    std::this_thread::sleep_for(5ms);
+  }
+  EXPECT_GT(lease_requests(inst, lease_result::granted), asked_before);
+  EXPECT_EQ(target->command({"CLUSTER", "COUNTKEYSINSLOT", slot}), ":1")
+      << "the leases ran on the target";
 }
 
 TEST(RedisCluster, StatusJsonNamesTheRuleAndHidesThePassword) {

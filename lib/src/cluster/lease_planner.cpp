@@ -2,8 +2,31 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 
 namespace floodgate::cluster::detail {
+
+std::string implausible(const lease_reply& reply, const lease_ask& ask) {
+  auto outside = [](std::string_view what, std::int64_t v, std::int64_t low, std::int64_t high) {
+    return std::string(what) + " " + std::to_string(v) + " is outside " + std::to_string(low) +
+           ".." + std::to_string(high);
+  };
+  const std::int64_t window = lease_planner::window_ms;
+  if (reply.granted < 0 || reply.granted > ask.asked) {
+    return outside("granted", reply.granted, 0, ask.asked);
+  }
+  if (reply.bucket < 0) return "bucket " + std::to_string(reply.bucket) + " is negative";
+  if (reply.left_ms < 0 || reply.left_ms > lease_planner::bucket_ms) {
+    return outside("ms left in the bucket", reply.left_ms, 0, lease_planner::bucket_ms);
+  }
+  if (reply.retry_ms < 0 || reply.retry_ms > window) {
+    return outside("retry ms", reply.retry_ms, 0, window);
+  }
+  if (reply.short_ms < 0 || reply.short_ms > window + lease_planner::bucket_ms) {
+    return outside("short ms", reply.short_ms, 0, window + lease_planner::bucket_ms);
+  }
+  return {};
+}
 
 void lease_planner::settle(std::uint32_t unspent, std::int64_t now_ms) noexcept {
   const std::uint32_t used = granted_ > unspent ? granted_ - unspent : 0;

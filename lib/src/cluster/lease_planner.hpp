@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <string>
 
 namespace floodgate::cluster::detail {
 
@@ -30,6 +31,12 @@ struct lease_reply {
   /// it is not.
   std::int64_t short_ms = 0;
 };
+
+/** Why `reply` cannot be the lease script's answer to `ask`, or empty when it can be: a grant
+    outside 0..asked, a negative bucket, or times no window of lease_planner's buckets gives.
+    Taken as it came, such a reply would steer the rule while the store answers correctly
+    again: a grant of a million passes admits them all, a retry in eleven days stops asking. */
+std::string implausible(const lease_reply& reply, const lease_ask& ask);
 
 /** The lease logic of one rule, driven by the adapter's thread with the engine's clock (tests use
     a manual clock). Keeps a lease of at least one pass in every bucket while the rule exists, so

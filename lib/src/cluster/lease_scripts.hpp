@@ -27,7 +27,11 @@ namespace floodgate::cluster::detail {
     replicates a script's effects, so TIME is allowed). Grants never make the window's sum exceed
     the limit, and a lease is spent only inside its bucket, so the passes admitted in any window
     of the bucket grid never exceed the limit. Returned passes leave the bucket they were granted
-    in, so others may take them while that bucket is still in the window. */
+    in, so others may take them while that bucket is still in the window.
+
+    A bucket ahead of the current one was granted on a clock ahead of this one (a failover to a
+    replica whose clock is behind, a clock stepped back): its passes are counted in the current
+    bucket and leave with it, rather than filling every window until this clock catches up. */
 inline constexpr std::string_view lease_script = R"lua(
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -54,6 +58,11 @@ for i = 1, #all, 2 do
   elseif b == nil or v == nil or b <= cur - n then
     redis.call('HDEL', KEYS[1], all[i])
   else
+    if b > cur then
+      redis.call('HDEL', KEYS[1], all[i])
+      redis.call('HINCRBY', KEYS[1], cur, v)
+      b = cur
+    end
     used = used + v
     if v > 0 and b < oldest then oldest = b end
   end

@@ -52,6 +52,31 @@ std::string rule_label(const flow_rule& r, std::int32_t index) {
   return r.name.empty() ? "flow[" + std::to_string(index) + "]" : r.name;
 }
 
+/** Reads the lease script's reply to `ask` into `reply`: five integers, each within what the
+    script can return. Returns what is wrong with it, empty when nothing is; a reply of another
+    shape is the store failing (the rule falls back), never a grant of nothing. */
+std::string read_lease_reply(const detail::redis_value& value, const detail::lease_ask& ask,
+                             detail::lease_reply& reply) {
+  const auto* items = value.array();
+  std::int64_t* fields[] = {&reply.granted, &reply.bucket, &reply.left_ms, &reply.retry_ms,
+                            &reply.short_ms};
+  if (items == nullptr || items->size() != std::size(fields)) {
+    return "unexpected reply to the lease script: not an array of 5";
+  }
+  for (std::size_t i = 0; i < std::size(fields); ++i) {
+    const auto* v = (*items)[i].integer();
+    if (v == nullptr) {
+      return "unexpected reply to the lease script: item " + std::to_string(i + 1) +
+             " is not an integer";
+    }
+    *fields[i] = *v;
+  }
+  if (std::string why = detail::implausible(reply, ask); !why.empty()) {
+    return "unexpected reply to the lease script: " + why;
+  }
+  return {};
+}
+
 /// A rule followed by the thread.
 struct tracked_rule {
   flow_rule rule;
@@ -292,7 +317,9 @@ class redis_cluster::impl {
     return true;
   }
 
-  /// Runs a script by digest, loading it on NOSCRIPT (after a restart or SCRIPT FLUSH).
+  /** Runs a script by digest. On NOSCRIPT (a restart, SCRIPT FLUSH, or in a slot migration
+      the ASK target, which never saw it) loads it on the node that said so and runs it again;
+      EVAL when it cannot be loaded. */
   redis_result eval(std::string_view script, std::string& sha, std::string_view key,
                     const std::vector<std::string_view>& args) {
     auto call = [&](std::string_view verb, std::string_view body) {
@@ -301,17 +328,25 @@ class redis_cluster::impl {
       ++commands_;
       return router_.command(key, all);
     };
-    if (!sha.empty()) {
-      redis_result r = call("EVALSHA", sha);
-      if (r.ok() || r.io || !r.error.starts_with("NOSCRIPT")) return r;
-    }
-    ++commands_;
-    redis_result loaded = router_.command(key, {"SCRIPT", "LOAD", script});
-    if (const auto* s = std::get_if<std::string>(&loaded.value.v); loaded.ok() && s != nullptr) {
+    auto load = [&](const std::string& node) {  // on the key's owner when `node` is empty
+      const std::vector<std::string_view> load_args{"SCRIPT", "LOAD", script};
+      ++commands_;
+      const redis_result loaded =
+          node.empty() ? router_.command(key, load_args) : router_.command_at(node, load_args);
+      const auto* s = std::get_if<std::string>(&loaded.value.v);
+      if (!loaded.ok() || s == nullptr) return false;
       sha = *s;
-      return call("EVALSHA", sha);
-    }
-    return call("EVAL", script);
+      return true;
+    };
+    auto missing = [](const redis_result& r) {
+      return !r.ok() && !r.io && r.error.starts_with("NOSCRIPT");
+    };
+    if (sha.empty() && !load({})) return call("EVAL", script);
+    redis_result r = call("EVALSHA", sha);
+    if (!missing(r)) return r;
+    if (!load(r.node)) return call("EVAL", script);
+    r = call("EVALSHA", sha);
+    return missing(r) ? call("EVAL", script) : r;
   }
 
   bool heartbeat() {
@@ -401,21 +436,15 @@ class redis_cluster::impl {
                                   {args[1], args[2], args[3], args[4], args[5], args[6], args[7],
                                    args[8]});
     observe_round_trip(std::chrono::steady_clock::now() - started);
-    const auto* items = res.value.array();
-    if (!res.ok() || items == nullptr || items->size() != 5) {
-      const std::string why = res.ok() ? "unexpected reply to the lease script" : res.error;
+    detail::lease_reply reply;
+    std::string why = res.ok() ? read_lease_reply(res.value, *ask, reply) : res.error;
+    if (!why.empty()) {
       r.last_error = why;
       r.planner.on_failure(*ask);
       ++results_[static_cast<std::size_t>(res.timeout ? lease_result::timeout
                                                       : lease_result::error)];
       fail(why, res.timeout);
       return false;
-    }
-    detail::lease_reply reply;
-    std::int64_t* fields[] = {&reply.granted, &reply.bucket, &reply.left_ms, &reply.retry_ms,
-                              &reply.short_ms};
-    for (std::size_t i = 0; i < std::size(fields); ++i) {
-      if (const auto* v = (*items)[i].integer()) *fields[i] = *v;
     }
     r.planner.on_reply(*r.lease, *ask, reply, sent);
     r.carried_upto = fallback_now;

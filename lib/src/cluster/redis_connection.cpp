@@ -4,7 +4,9 @@
 
 #include <hiredis/hiredis.h>
 
-#include <cerrno>
+#include <poll.h>
+
+#include <chrono>
 
 namespace floodgate::cluster::detail {
 
@@ -50,6 +52,7 @@ void redis_connection::close() noexcept {
 std::string redis_connection::connect(const redis_endpoint& endpoint,
                                       std::chrono::milliseconds timeout) {
   close();
+  timeout_ = timeout;
   if (endpoint.tls) {
     tls_ = std::make_unique<tls_channel>();
     if (std::string why = tls_->open(endpoint, timeout); !why.empty()) {
@@ -67,6 +70,7 @@ std::string redis_connection::connect(const redis_endpoint& endpoint,
       redisFree(c);
       return "connect to " + endpoint.host + ":" + std::to_string(endpoint.port) + ": " + why;
     }
+    // A bound on each read and write besides the command's deadline (plain_round_trip).
     if (redisSetTimeout(c, to_timeval(timeout)) != REDIS_OK) {
       redisFree(c);
       return "cannot set the socket timeout";
@@ -130,15 +134,37 @@ redis_result redis_connection::command(const std::vector<std::string_view>& args
 redisReply* redis_connection::plain_round_trip(std::vector<const char*>& argv,
                                                const std::vector<std::size_t>& lengths,
                                                redis_result& out) {
-  void* raw =
-      redisCommandArgv(context_, static_cast<int>(argv.size()), argv.data(), lengths.data());
-  if (raw == nullptr) {
+  // hiredis's own blocking call bounds each read by the socket timeout, not the reply: a server
+  // sending a byte now and then held it for as long as it liked. One deadline for the command
+  // and its whole reply; a read is made only when poll says bytes are there, so it never waits.
+  const auto until = std::chrono::steady_clock::now() + timeout_;
+  auto lost = [&] {
     out.io = true;
-    out.timeout = context_->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK);
-    out.error = out.timeout ? std::string("timed out") : std::string(context_->errstr);
+    out.error = context_->errstr;
     if (out.error.empty()) out.error = "connection lost";
+    return nullptr;
+  };
+  auto timed_out = [&] {
+    out.io = true;
+    out.timeout = true;
+    out.error = "timed out";
+    return nullptr;
+  };
+  if (redisAppendCommandArgv(context_, static_cast<int>(argv.size()), argv.data(),
+                             lengths.data()) != REDIS_OK) {
+    return lost();
   }
-  return static_cast<redisReply*>(raw);
+  for (int done = 0; done == 0;) {
+    if (!wait_ready(context_->fd, POLLOUT, until)) return timed_out();
+    if (redisBufferWrite(context_, &done) != REDIS_OK) return lost();
+  }
+  for (;;) {
+    void* reply = nullptr;
+    if (redisGetReplyFromReader(context_, &reply) != REDIS_OK) return lost();
+    if (reply != nullptr) return static_cast<redisReply*>(reply);
+    if (!wait_ready(context_->fd, POLLIN, until)) return timed_out();
+    if (redisBufferRead(context_) != REDIS_OK) return lost();
+  }
 }
 
 redisReply* redis_connection::tls_round_trip(std::vector<const char*>& argv,

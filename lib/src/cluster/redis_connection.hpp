@@ -35,6 +35,7 @@ struct redis_result {
   std::string error;  ///< empty: ok
   bool io = false;    ///< the error is the connection's, not a reply
   bool timeout = false;
+  std::string node;  ///< redis_router's: the node ("host:port") that gave this reply
 
   bool ok() const noexcept { return error.empty(); }
 };
@@ -55,7 +56,7 @@ class redis_connection {
   bool connected() const noexcept;
   void close() noexcept;
 
-  /// Sends one command and waits (at most the timeout) for its reply.
+  /// Sends one command and waits for its whole reply, all within the timeout.
   redis_result command(const std::vector<std::string_view>& args);
 
  private:
@@ -66,6 +67,7 @@ class redis_connection {
   redisReply* tls_round_trip(std::vector<const char*>& argv,
                              const std::vector<std::size_t>& lengths, redis_result& out);
 
+  std::chrono::milliseconds timeout_{0};  ///< of each command, its reply included
   redisContext* context_ = nullptr;
   std::unique_ptr<tls_channel> tls_;  ///< set while a rediss:// endpoint is connected
 };

@@ -77,22 +77,28 @@ std::string redis_router::read_slots(redis_connection& via) {
   const auto* ranges = r.value.array();
   if (ranges == nullptr || ranges->empty()) return "CLUSTER SLOTS: no slots are served";
   std::vector<std::string> owners(slot_count);
+  bool any = false;
   for (const redis_value& range : *ranges) {
+    // A range that is not [first, last, [host, port, ...], ...] with 0 <= first <= last < 16384
+    // and a port in 1..65535 is not a slot map entry: skipped, never indexed with.
     const auto* fields = range.array();
     if (fields == nullptr || fields->size() < 3) continue;
     const auto* first = (*fields)[0].integer();
     const auto* last = (*fields)[1].integer();
     const auto* master = (*fields)[2].array();
     if (first == nullptr || last == nullptr || master == nullptr || master->size() < 2) continue;
+    if (*first < 0 || *first > *last || *last >= slot_count) continue;
     const auto* host = std::get_if<std::string>(&(*master)[0].v);
     const auto* port = (*master)[1].integer();
-    if (host == nullptr || port == nullptr) continue;
+    if (host == nullptr || port == nullptr || *port < 1 || *port > 65535) continue;
     const std::string address =
         address_of(host->empty() ? credentials_.host : *host, static_cast<std::uint16_t>(*port));
-    for (std::int64_t s = *first; s <= *last && s < slot_count; ++s) {
+    for (std::int64_t s = *first; s <= *last; ++s) {
       owners[static_cast<std::size_t>(s)] = address;
     }
+    any = true;
   }
+  if (!any) return "CLUSTER SLOTS: no valid slot range in the reply";
   slot_owner_ = std::move(owners);
   cluster_ = true;
   stale_map_ = false;
@@ -144,6 +150,7 @@ redis_result redis_router::command(std::string_view key,
   // One redirection is followed; a second one in a row is reported (a MOVED storm falls back).
   for (int hop = 0; hop < 2; ++hop) {
     out = run_on(address, args, asking);
+    out.node = address;
     if (out.io) {
       close();
       return out;
@@ -159,6 +166,20 @@ redis_result redis_router::command(std::string_view key,
       stale_map_ = true;
     }
   }
+  return out;
+}
+
+redis_result redis_router::command_at(const std::string& address,
+                                      const std::vector<std::string_view>& args) {
+  redis_result out;
+  if (!connected_) {
+    out.error = "not connected";
+    out.io = true;
+    return out;
+  }
+  out = run_on(address, args, false);
+  out.node = address;
+  if (out.io) close();
   return out;
 }
 

@@ -31,6 +31,10 @@ class redis_router {
   bool is_cluster() const noexcept { return cluster_; }
   /// Runs `args` on the node that owns `key`.
   redis_result command(std::string_view key, const std::vector<std::string_view>& args);
+  /** Runs `args` on the node `address` ("host:port", as redis_result::node names it): for a
+      command without a key that must reach one node, such as SCRIPT LOAD on the node that
+      answered NOSCRIPT (during a slot migration, the ASK target rather than the key's owner). */
+  redis_result command_at(const std::string& address, const std::vector<std::string_view>& args);
 
  private:
   redis_connection* node(const std::string& host, std::uint16_t port, std::string& why);

@@ -6,7 +6,6 @@
 #include <openssl/x509v3.h>
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -16,7 +15,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 namespace floodgate::cluster::detail {
@@ -40,9 +41,8 @@ bool is_ip_literal(const std::string& host) {
          ::inet_pton(AF_INET6, host.c_str(), &v6) == 1;
 }
 
-/** A TCP connection to `host`:`port` made within `timeout`: a blocking socket whose reads and
-    writes time out after `timeout` too (as hiredis's redisSetTimeout sets them). -1 and why on
-    failure. */
+/** A TCP connection to `host`:`port` made within `timeout`, non-blocking (reads and writes wait
+    in wait_ready, until the deadline of what they are part of). -1 and why on failure. */
 int connect_tcp(const std::string& host, std::uint16_t port, std::chrono::milliseconds timeout,
                 std::string& why) {
   addrinfo hints{};
@@ -80,15 +80,6 @@ int connect_tcp(const std::string& host, std::uint16_t port, std::chrono::millis
   }
   ::freeaddrinfo(found);
   if (fd < 0) return -1;
-  const timeval tv = to_timeval(timeout);
-  const int flags = ::fcntl(fd, F_GETFL);
-  if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0 ||
-      ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0 ||
-      ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) != 0) {
-    why = std::string("cannot set the socket timeouts: ") + std::strerror(errno);
-    ::close(fd);
-    return -1;
-  }
   const int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);  // latency only
   return fd;
@@ -130,6 +121,19 @@ class sigpipe_held {
 };
 
 }  // namespace
+
+bool wait_ready(int fd, short events, std::chrono::steady_clock::time_point until) noexcept {
+  pollfd p{fd, events, 0};
+  for (;;) {
+    const auto left = until - std::chrono::steady_clock::now();
+    if (left <= std::chrono::steady_clock::duration::zero()) return false;
+    // Rounded up: a wait of less than a millisecond is not a poll that returns at once.
+    const auto ms = std::chrono::ceil<std::chrono::milliseconds>(left).count();
+    const int ready = ::poll(&p, 1, static_cast<int>(std::min<long long>(ms, 60'000)));
+    if (ready > 0) return true;
+    if (ready < 0 && errno != EINTR) return true;  // the next call on the socket reports it
+  }
+}
 
 tls_channel::~tls_channel() { close(); }
 
@@ -175,10 +179,10 @@ std::string tls_channel::load_files(const redis_endpoint& endpoint) {
 
 std::string tls_channel::open(const redis_endpoint& endpoint, std::chrono::milliseconds timeout) {
   close();
-  interruptions_ = 0;
   const std::string& host = endpoint.host;
   const std::string where = host + ":" + std::to_string(endpoint.port);
   std::string why;
+  timeout_ = timeout;
   fd_ = connect_tcp(host, endpoint.port, timeout, why);
   if (fd_ < 0) return "connect to " + where + ": " + why;
   context_ = SSL_CTX_new(TLS_client_method());
@@ -212,14 +216,16 @@ std::string tls_channel::open(const redis_endpoint& endpoint, std::chrono::milli
     return error;
   }
   const sigpipe_held held;
+  const auto until = std::chrono::steady_clock::now() + timeout;
   int connected = 0;
+  next then = next::retry;
   do {
     ERR_clear_error();  // SSL_get_error reads the queue: only this call's errors may be on it
     connected = SSL_connect(ssl_);
-  } while (connected != 1 && interrupted(connected));
+  } while (connected != 1 && (then = after(connected, until)) == next::retry);
   if (connected != 1) {
     const long verified = SSL_get_verify_result(ssl_);
-    const reply r = failure(connected, "handshake");
+    const reply r = then == next::timed_out ? timed_out() : failure(connected, "handshake");
     std::string error = verified != X509_V_OK ? std::string("certificate verify failed: ") +
                                                     X509_verify_cert_error_string(verified)
                                               : r.error;
@@ -234,17 +240,22 @@ std::string tls_channel::open(const redis_endpoint& endpoint, std::chrono::milli
   return {};
 }
 
-bool tls_channel::interrupted(int result) noexcept {
-  // A socket with SO_RCVTIMEO / SO_SNDTIMEO is not restarted after a signal handler ran (the
-  // demo's SIGTERM handler may run on this thread): EINTR, which OpenSSL reports as a retry.
-  // Retried a bounded number of times, so a storm of signals still ends.
+tls_channel::next tls_channel::after(int result,
+                                     std::chrono::steady_clock::time_point until) noexcept {
   const int saved = errno;
   const int error = SSL_get_error(ssl_, result);
-  const bool retry =
-      saved == EINTR &&
-      (error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE || error == SSL_ERROR_SYSCALL);
-  errno = saved;
-  return retry && ++interruptions_ <= max_interruptions;
+  if (error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE) {
+    const short events = error == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT;
+    return wait_ready(fd_, events, until) ? next::retry : next::timed_out;
+  }
+  errno = saved;  // for failure(); a non-blocking socket's calls are not interrupted by signals
+  return next::failed;
+}
+
+tls_channel::reply tls_channel::timed_out() {
+  ERR_clear_error();
+  close();
+  return {nullptr, "timed out", true};
 }
 
 tls_channel::reply tls_channel::failure(int result, const char* doing) {
@@ -252,7 +263,7 @@ tls_channel::reply tls_channel::failure(int result, const char* doing) {
   reply r;
   switch (SSL_get_error(ssl_, result)) {
     case SSL_ERROR_WANT_READ:
-    case SSL_ERROR_WANT_WRITE:  // the socket's timeout expired (EAGAIN)
+    case SSL_ERROR_WANT_WRITE:  // after() waits for these until the deadline
       r.timeout = true;
       r.error = "timed out";
       break;
@@ -277,13 +288,25 @@ tls_channel::reply tls_channel::failure(int result, const char* doing) {
 tls_channel::reply tls_channel::round_trip(const char* command, std::size_t length) {
   if (ssl_ == nullptr) return {nullptr, "not connected", false};
   const sigpipe_held held;
+  // One deadline for the command and its whole reply: a server that sends a byte now and then
+  // is as slow as one that sends nothing.
+  const auto until = std::chrono::steady_clock::now() + timeout_;
   for (std::size_t sent = 0; sent < length;) {
     std::size_t n = 0;
     ERR_clear_error();
     const int ok = SSL_write_ex(ssl_, command + sent, length - sent, &n);
-    if (ok != 1 && interrupted(ok)) continue;
-    if (ok != 1) return failure(ok, "write");
-    sent += n;
+    if (ok == 1) {
+      sent += n;
+      continue;
+    }
+    switch (after(ok, until)) {
+      case next::retry:
+        continue;
+      case next::timed_out:
+        return timed_out();
+      case next::failed:
+        return failure(ok, "write");
+    }
   }
   for (;;) {
     void* value = nullptr;
@@ -297,9 +320,18 @@ tls_channel::reply tls_channel::round_trip(const char* command, std::size_t leng
     std::size_t n = 0;
     ERR_clear_error();
     const int ok = SSL_read_ex(ssl_, buffer, sizeof buffer, &n);
-    if (ok != 1 && interrupted(ok)) continue;
-    if (ok != 1) return failure(ok, "read");
-    redisReaderFeed(reader_, buffer, n);
+    if (ok == 1) {
+      redisReaderFeed(reader_, buffer, n);
+      continue;
+    }
+    switch (after(ok, until)) {
+      case next::retry:
+        continue;
+      case next::timed_out:
+        return timed_out();
+      case next::failed:
+        return failure(ok, "read");
+    }
   }
 }
 

@@ -1,4 +1,4 @@
-// A blocking TLS connection to a Redis server (rediss://): OpenSSL carries the bytes, hiredis
+// A TLS connection to a Redis server (rediss://): OpenSSL carries the bytes, hiredis
 // encodes the commands and parses the replies.
 #pragma once
 
@@ -26,6 +26,10 @@ inline timeval to_timeval(std::chrono::milliseconds ms) noexcept {
   return tv;
 }
 
+/** Waits until `fd` is ready for `events` (POLLIN, POLLOUT) or `until` passes; a signal does not
+    end the wait. True when ready, or when the socket has an error the next call will report. */
+bool wait_ready(int fd, short events, std::chrono::steady_clock::time_point until) noexcept;
+
 /** What hiredis 0.14 (Debian 12) cannot do itself: TLS. The socket is connected and the handshake
     made here; a command is hiredis's RESP encoding written through the TLS session, and its reply
     is fed to a hiredis reader, so no RESP is parsed by hand.
@@ -44,9 +48,10 @@ class tls_channel {
   tls_channel& operator=(const tls_channel&) = delete;
 
   /** Connects to the endpoint's host and port and completes the TLS handshake. Each connect
-      attempt (one per address the host resolves to), and each read and write of the handshake
-      and of later commands, waits at most `timeout`, as hiredis's plain connections do; name
-      resolution is the system's. Empty on success, else what failed. */
+      attempt (one per address the host resolves to) waits at most `timeout`, the handshake at
+      most `timeout` in all, and so does each later command, its reply included, however the
+      server spreads its bytes; name resolution is the system's. Empty on success, else what
+      failed. */
   std::string open(const redis_endpoint& endpoint, std::chrono::milliseconds timeout);
   bool is_open() const noexcept { return ssl_ != nullptr; }
   void close() noexcept;
@@ -62,9 +67,11 @@ class tls_channel {
 
  private:
   reply failure(int result, const char* doing);
-  /// True when the failed call `result` was only interrupted by a signal (retry it).
-  bool interrupted(int result) noexcept;
-  static constexpr int max_interruptions = 100;  ///< per connection
+  /// After an SSL call failed with `result`: retry it (the socket is ready for what it wants),
+  /// the deadline passed, or it failed (failure() says why).
+  enum class next { retry, timed_out, failed };
+  next after(int result, std::chrono::steady_clock::time_point until) noexcept;
+  reply timed_out();
   /// The context's trust store and client certificate, as the endpoint names them.
   std::string load_files(const redis_endpoint& endpoint);
 
@@ -72,7 +79,7 @@ class tls_channel {
   ssl_ctx_st* context_ = nullptr;
   ssl_st* ssl_ = nullptr;
   redisReader* reader_ = nullptr;
-  int interruptions_ = 0;
+  std::chrono::milliseconds timeout_{0};  ///< of each command, its reply included
 };
 
 }  // namespace floodgate::cluster::detail
