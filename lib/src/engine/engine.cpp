@@ -9,8 +9,9 @@
 #include <algorithm>
 #include <chrono>
 #include <optional>
-#include <string>
 #include <stdexcept>
+#include <string>
+#include <utility>
 
 namespace floodgate {
 
@@ -75,6 +76,20 @@ const engine_options& checked(const engine_options& o) {
         "floodgate::engine_options.windows: the bucket length (interval / sample count) must be a "
         "whole number of milliseconds dividing 1000");
   }
+  const auto& l = o.limits;
+  const std::pair<const char*, std::size_t> caps[] = {
+      {"max_resources", l.max_resources},
+      {"max_contexts", l.max_contexts},
+      {"max_default_nodes", l.max_default_nodes},
+      {"max_origin_nodes", l.max_origin_nodes},
+      {"max_origins_per_resource", l.max_origins_per_resource}};
+  for (const auto& [name, value] : caps) {
+    if (value > node::registry_limits::max_cap) {
+      throw std::invalid_argument(
+          std::string("floodgate::engine_options.limits.") + name + ": must be at most " +
+          std::to_string(node::registry_limits::max_cap) + ", not " + std::to_string(value));
+    }
+  }
   return o;
 }
 }  // namespace
@@ -108,6 +123,7 @@ load_result engine_impl::load_rules(const rule_set& rules) {
 }
 
 void engine_impl::add_slot(std::shared_ptr<slot> s) {
+  if (s == nullptr) throw std::invalid_argument("floodgate::engine::add_slot: the slot is null");
   std::lock_guard lock(control_);
   user_slots_.push_back(std::move(s));
   republish_locked(snapshot_.current()->rules);

@@ -10,7 +10,11 @@ void validate_param_choice(const std::optional<param_selector>& param,
   } else if (!param && !param_idx) {
     errors.push_back({path, "one of param or paramIdx is required"});
   }
-  if (param) {
+  if (param && param->from != param_source::header && param->from != param_source::query &&
+      param->from != param_source::path && param->from != param_source::client_ip &&
+      param->from != param_source::origin) {
+    errors.push_back({path + ".param.from", "must be header, query, path, client_ip or origin"});
+  } else if (param) {
     const bool named = param->from == param_source::header ||
                        param->from == param_source::query || param->from == param_source::path;
     if (named && param->name.empty()) {

@@ -69,6 +69,11 @@ void check_labels_unique(const std::vector<Rule>& rules, std::string_view sectio
 }  // namespace
 
 void validate(const rule_set& rules, std::vector<rule_error>& errors) {
+  if (rules.rate_limit_headers && *rules.rate_limit_headers != rate_limit_header_style::off &&
+      *rules.rate_limit_headers != rate_limit_header_style::draft03 &&
+      *rules.rate_limit_headers != rate_limit_header_style::ietf) {
+    errors.push_back({"rateLimitHeaders", "must be off, draft03 or ietf"});
+  }
   validate_section(rules.flow, "flow", errors);
   validate_section(rules.degrade, "degrade", errors);
   validate_section(rules.authority, "authority", errors);

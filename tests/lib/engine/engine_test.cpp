@@ -6,8 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <map>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace floodgate {
@@ -387,6 +390,60 @@ TEST_F(Engine, UserSlotsCanBlockAndAskToWait) {
   EXPECT_EQ(cluster.block_request(now()), 1u);
   EXPECT_EQ(cluster.totals().blocked[static_cast<std::size_t>(block_reason::custom)].load(), 1u);
   EXPECT_EQ(cluster.concurrency(), 0);
+}
+
+// An audit of the API: a cap of SIZE_MAX ("unlimited") wrapped the table size to 16 slots and
+// the second new resource then probed them forever; a null slot crashed the next publish.
+TEST(EngineOptions, ACapOverTheMaximumIsRejectedNamingIt) {
+  constexpr std::size_t over = node::registry_limits::max_cap + 1;
+  const std::pair<const char*, std::size_t node::registry_limits::*> caps[] = {
+      {"max_resources", &node::registry_limits::max_resources},
+      {"max_contexts", &node::registry_limits::max_contexts},
+      {"max_default_nodes", &node::registry_limits::max_default_nodes},
+      {"max_origin_nodes", &node::registry_limits::max_origin_nodes},
+      {"max_origins_per_resource", &node::registry_limits::max_origins_per_resource}};
+  for (const auto& [name, field] : caps) {
+    for (const std::size_t value : {over, std::numeric_limits<std::size_t>::max()}) {
+      engine_options options;
+      options.limits.*field = value;
+      try {
+        engine eng{options};
+        ADD_FAILURE() << name << " = " << value << " was accepted";
+      } catch (const std::invalid_argument& e) {
+        EXPECT_EQ(std::string(e.what()), std::string("floodgate::engine_options.limits.") + name +
+                                             ": must be at most 16777216, not " +
+                                             std::to_string(value));
+      }
+    }
+  }
+}
+
+TEST_F(Engine, ANullSlotIsRejectedAndTheChainStaysUsable) {
+  EXPECT_THROW(eng.add_slot(nullptr), std::invalid_argument);
+  context ctx{eng, "ctx"};
+  EXPECT_TRUE(eng.enter(ctx, "res"));
+  EXPECT_TRUE(eng.load_rules({}));
+}
+
+TEST_F(Engine, AnUnknownRateLimitHeaderStyleIsRejected) {
+  rule_set rules;
+  rules.rate_limit_headers = static_cast<rate_limit_header_style>(9);
+  const load_result loaded = eng.load_rules(rules);
+  ASSERT_EQ(loaded.errors.size(), 1u);
+  EXPECT_EQ(loaded.errors[0].path, "rateLimitHeaders");
+  EXPECT_EQ(loaded.errors[0].message, "must be off, draft03 or ietf");
+  EXPECT_EQ(eng.rate_limit_headers(), rate_limit_header_style::off);
+}
+
+TEST_F(Engine, AnUnknownParameterSourceIsNamedAsSuch) {
+  rule_set rules;
+  rules.param_flow.push_back({.resource = "res",
+                              .param = param_selector{.from = static_cast<param_source>(9)},
+                              .count = 1});
+  const load_result loaded = eng.load_rules(rules);
+  ASSERT_EQ(loaded.errors.size(), 1u);
+  EXPECT_EQ(loaded.errors[0].path, "paramFlow[0].param.from");
+  EXPECT_EQ(loaded.errors[0].message, "must be header, query, path, client_ip or origin");
 }
 
 TEST_F(Engine, RulesVersionAdvancesOnEveryLoad) {

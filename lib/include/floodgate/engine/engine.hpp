@@ -111,7 +111,8 @@ struct load_result {
 */
 class engine {
  public:
-  /// Throws std::invalid_argument when `options.windows` is not a valid window shape.
+  /// Throws std::invalid_argument when `options.windows` is not a valid window shape, or a cap
+  /// in `options.limits` is over registry_limits::max_cap.
   explicit engine(engine_options options = {});
   ~engine();
   engine(const engine&) = delete;
@@ -139,7 +140,8 @@ class engine {
   /// Incremented by every successful load_rules().
   std::uint64_t rules_version() const noexcept;
 
-  /// Adds a slot to every resource's chain, ordered by its order().
+  /// Adds a slot to every resource's chain, ordered by its order(). Throws
+  /// std::invalid_argument when `s` is null.
   void add_slot(std::shared_ptr<slot> s);
   /// Registers a breaker state-change observer.
   void add_breaker_observer(breaker_observer observer);

@@ -9,6 +9,11 @@ namespace floodgate::node {
     and is counted; past the pair caps it is counted on a node its resource keeps for all the
     pairs past the cap, and still checked. */
 struct registry_limits {
+  /** The largest value a cap may take: the registry's tables are made for their caps when the
+      engine is (a pointer per slot, twice the cap rounded up to a power of two: 256 MiB at this
+      cap). An engine given more throws std::invalid_argument. */
+  static constexpr std::size_t max_cap = std::size_t{1} << 24;
+
   std::size_t max_resources = 6000;
   std::size_t max_contexts = 2000;
   std::size_t max_default_nodes = 12000;  ///< (context, resource) pairs
