@@ -130,7 +130,10 @@ int run(const demo_options& options) {
     return 2;
   }
   // Idle until the rules hold clusterMode rules; follows reloads.
-  const floodgate::cluster::redis_cluster redis{eng, {.default_redis = options.redis}};
+  const floodgate::cluster::redis_cluster redis{
+      eng, {.default_redis = options.redis, .on_event = [](std::string_view event) {
+              std::cerr << "floodgate-demo: " << event << '\n';
+            }}};
   auto collector = std::make_shared<floodgate::beast::metrics_collector>(eng, &watcher);
   auto cluster_collector = std::make_shared<floodgate::beast::cluster_metrics_collector>(
       [&redis] { return redis.status(); });

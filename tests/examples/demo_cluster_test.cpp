@@ -119,6 +119,10 @@ TEST(DemoCluster, RedisKilledMeansFallbackVisibleInTheAdminApiAndMetrics) {
             std::string::npos);
   redis->kill();
   ASSERT_TRUE(eventually([&] { return mode_of(demo) == "fallback"; }, 2s));
+  // The operator sees it on stderr, once, with the reason.
+  EXPECT_TRUE(eventually(
+      [&] { return demo.err().find("floodgate-demo: Redis failed (") != std::string::npos; }, 2s))
+      << demo.err();
   const std::string metrics = http_get(demo.admin_port(), "/metrics").body;
   EXPECT_NE(metrics.find("floodgate_cluster_mode{resource=\"GET:/hello\",rule=\"hello-global\","
                          "mode=\"fallback\"} 1"),
@@ -132,6 +136,16 @@ TEST(DemoCluster, RedisKilledMeansFallbackVisibleInTheAdminApiAndMetrics) {
   EXPECT_GE(passed, 1);
   ASSERT_TRUE(redis->restart());
   EXPECT_TRUE(eventually([&] { return mode_of(demo) == "global"; }, 3s));
+  EXPECT_TRUE(eventually(
+      [&] {
+        return demo.err().find(
+                   "floodgate-demo: Redis answers again: clusterMode rules are back "
+                   "on their shared limits\n") != std::string::npos;
+      },
+      2s))
+      << demo.err();
+  const std::string err = demo.err();
+  EXPECT_EQ(err.find("Redis failed ("), err.rfind("Redis failed (")) << "told once:\n" << err;
 }
 
 }  // namespace

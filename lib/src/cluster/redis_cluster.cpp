@@ -453,11 +453,23 @@ class redis_cluster::impl {
                                                           : lease_result::exhausted)];
     r.last_error.clear();
     if (r.lease->mode() != cluster_mode::global) r.lease->set_mode(cluster_mode::global);
+    if (reported_down_) {
+      reported_down_ = false;
+      tell("Redis answers again: clusterMode rules are back on their shared limits");
+    }
     return true;
+  }
+
+  void tell(const std::string& event) const {
+    if (options_.on_event) options_.on_event(event);
   }
 
   /// Redis failed: every rule falls back until a lease request succeeds again.
   void fail(const std::string& why, bool) {
+    if (!reported_down_) {
+      reported_down_ = true;
+      tell("Redis failed (" + why + "): clusterMode rules fall back until it answers");
+    }
     last_error_ = why;
     state_ = "down";
     router_.close();
@@ -538,6 +550,7 @@ class redis_cluster::impl {
   std::int64_t live_ = 1;   ///< the last heartbeat's count
   std::int64_t fleet_ = 1;  ///< the count fallbacks divide by: falls only after a whole census
   bool live_known_ = false;  ///< a whole census has counted the live instances
+  bool reported_down_ = false;  ///< on_event was told of a failure, not yet of the recovery
   std::int64_t next_connect_ms_ = 0;
   std::int64_t connected_since_ms_ = -1;  ///< when the open connection was made; -1: none
   bool redis_cluster_ = false;  ///< the last connection's endpoints were a Redis Cluster

@@ -7,8 +7,10 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace floodgate::cluster {
@@ -21,6 +23,10 @@ struct redis_cluster_options {
   std::chrono::milliseconds tick{2};
   /// This instance's name in the heartbeat set; empty: host name, process id and a random tag.
   std::string instance_id;
+  /** Told, in a sentence, when Redis fails after answering (or at the first try) and when it
+      answers again: the moments clusterMode rules leave their shared limits and come back. For
+      logs (the demo prints them on stderr). Called on the adapter's thread; must not throw. */
+  std::function<void(std::string_view)> on_event;
 };
 
 /// One clusterMode rule as the adapter sees it.
