@@ -83,7 +83,11 @@ value_table::slot value_table::find_or_insert(const value_key& key, std::uint64_
   }
   s.way[w].hi.store(key.hi, std::memory_order_relaxed);
   s.way[w].state.store(initial_state, std::memory_order_relaxed);
-  s.way[w].referenced.store(1, std::memory_order_relaxed);
+  // Unreferenced until it is looked up again: values seen once (a flood of distinct ones) go
+  // first, and the hand passes a value in use without taking it. Inserted referenced, a set
+  // of new values had every bit set, the hand cleared them all in one turn and took whatever
+  // it pointed at, a value in use included (its limit then started over).
+  s.way[w].referenced.store(0, std::memory_order_relaxed);
   s.way[w].lo.store(key.lo, std::memory_order_release);
   s.key[w].store(key.lo, std::memory_order_relaxed);
   s.locked.store(false, std::memory_order_release);

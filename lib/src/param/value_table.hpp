@@ -21,9 +21,10 @@ namespace floodgate::param_detail {
     usual case: a new value takes its home way when that is free). Otherwise it scans the set's
     key line (a copy of the keys, for the scan) and reads the matching value's line. A new value
     takes a free slot of its set or evicts one with a clock (second-chance) sweep over the set:
-    a slot looked up since the hand last passed is spared once, and a slot with entries in
-    flight is never evicted. Recency is therefore approximate per set (LRU-ish), as Sentinel's
-    LRU map is per rule.
+    a slot looked up since the hand last passed is spared once (a new value counts as looked up
+    only from its second lookup on, so a flood of values seen once evicts its own kind, not a
+    value in use), and a slot with entries in flight is never evicted. Recency is therefore
+   approximate per set (LRU-ish), as Sentinel's LRU map is per rule.
 
     Why the home way: two threads serving different values read no common line unless their
     values share a home way. When every lookup scanned the key line, two threads on 128 values

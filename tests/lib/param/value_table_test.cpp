@@ -121,6 +121,26 @@ TEST(ValueTable, ASetEvictsWithASecondChanceForRecentlyUsedValues) {
   EXPECT_EQ(t.size(), 8u);
 }
 
+// An audit: a paramFlow value limited to 3 passed 6 times in a flood of distinct values, with
+// the clock standing still. New values came in referenced; once a set held only values that
+// recent, the hand cleared every bit in one turn and took the value it pointed at, in use or not.
+TEST(ValueTable, AValueInUseOutlivesAFloodOfValuesSeenOnce) {
+  value_table t(value_table::ways);  // one set
+  bool inserted = false;
+  const value_table::slot hot = t.find_or_insert(key(-1), 42, inserted);
+  ASSERT_TRUE(hot);
+  ASSERT_TRUE(t.find(key(-1)));  // in use: looked up again
+  for (int i = 0; i < 10'000; ++i) {
+    ASSERT_TRUE(t.find_or_insert(key(i), 0, inserted));
+    if (i % 4 == 3) {
+      const value_table::slot again = t.find(key(-1));
+      ASSERT_TRUE(again) << "evicted after " << i + 1 << " values seen once";
+      ASSERT_EQ(again.state, hot.state);
+      ASSERT_EQ(again.state->load(), 42u);
+    }
+  }
+}
+
 // A lookup reads the home way's line first; a value that has it needs no other line, so two
 // threads on different values share no line unless the values share a home way.
 TEST(ValueTable, AValueTakesItsHomeWayWhenItIsFree) {
@@ -208,6 +228,30 @@ TEST(ParamFlowMemory, AFloodOfDistinctValuesKeepsEachRuleWithinItsBound) {
   const std::array<param_value, 1> recent{std::int64_t{999'999}};
   EXPECT_EQ(r->check(h.check({}, entry_type::inbound, recent), tokens).outcome,
             slot_verdict::kind::block);
+}
+
+TEST(ParamFlowMemory, ALimitedValueKeepsItsLimitThroughAFloodOfOtherValues) {
+  test_support::slot_harness h;  // the clock stands still: nothing refills
+  param_flow_rule rule;
+  rule.resource = "res";
+  rule.param_idx = 0;
+  rule.count = 3;
+  const auto r = resource_param_rules::build({{rule, 0}}, nullptr, true);
+  entry_tokens tokens;
+  const std::array<param_value, 1> hot{std::string_view{"HOT"}};
+  int passed = 0;
+  for (std::int64_t i = 0; i < 400'000; ++i) {
+    const std::array<param_value, 1> args{i};
+    ASSERT_EQ(r->check(h.check({}, entry_type::inbound, args), tokens).outcome,
+              slot_verdict::kind::pass);
+    if (i % 100 == 0) {
+      passed += r->check(h.check({}, entry_type::inbound, hot), tokens).outcome ==
+                        slot_verdict::kind::pass
+                    ? 1
+                    : 0;
+    }
+  }
+  EXPECT_EQ(passed, 3) << "HOT got a fresh limit after being evicted";
 }
 
 TEST(ParamFlowMemory, CapacityFollowsDurationUpToTwoHundredThousand) {
