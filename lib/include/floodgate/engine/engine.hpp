@@ -114,6 +114,8 @@ class engine {
   /// Throws std::invalid_argument when `options.windows` is not a valid window shape, or a cap
   /// in `options.limits` is over registry_limits::max_cap.
   explicit engine(engine_options options = {});
+  /// Every context and entry of this engine must be gone first: an entry exits into the engine's
+  /// statistics, so one left over (an in-flight request) would exit into freed memory.
   ~engine();
   engine(const engine&) = delete;
   engine& operator=(const engine&) = delete;
