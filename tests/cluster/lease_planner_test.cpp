@@ -20,14 +20,14 @@ TEST(LeaseReply, OnlyWhatTheScriptCanAnswerIsTakenAsAnAnswer) {
   constexpr std::int64_t window = lease_planner::window_ms;
   constexpr std::int64_t bucket = lease_planner::bucket_ms;
   EXPECT_EQ(implausible(granted(10, 5, bucket, window, window + bucket), ask), "");
-  EXPECT_EQ(implausible(granted(0, 0, 0), ask), "");
+  EXPECT_EQ(implausible(granted(0, 0, 1), ask), "");
   EXPECT_EQ(implausible(granted(11, 5, 50), ask), "granted 11 is outside 0..10");
   EXPECT_EQ(implausible(granted(1'000'000, 5, 50), ask), "granted 1000000 is outside 0..10");
   EXPECT_EQ(implausible(granted(-1, 5, 50), ask), "granted -1 is outside 0..10");
   EXPECT_EQ(implausible(granted(1, -5, 50), ask), "bucket -5 is negative");
   EXPECT_EQ(implausible(granted(1, 5, bucket + 1), ask),
-            "ms left in the bucket 101 is outside 0..100");
-  EXPECT_EQ(implausible(granted(1, 5, -1), ask), "ms left in the bucket -1 is outside 0..100");
+            "ms left in the bucket 101 is outside 1..100");
+  EXPECT_EQ(implausible(granted(1, 5, 0), ask), "ms left in the bucket 0 is outside 1..100");
   EXPECT_EQ(implausible(granted(0, 5, 50, 999'999'999), ask),
             "retry ms 999999999 is outside 0..1000");
   EXPECT_EQ(implausible(granted(0, 5, 50, -1), ask), "retry ms -1 is outside 0..1000");

@@ -1042,13 +1042,17 @@ TEST(RedisCluster, ASlotMapWithSlotsOutOfRangeIsAnErrorNotACrash) {
 }
 
 // hiredis bounded each read by timeoutMs, not the reply: a reply sent a byte every 10 ms took
-// 300 ms and was taken as a grant, so a slow Redis never meant a fallback (SPEC §10).
+// 300 ms and was taken as a grant, so a slow Redis never meant a fallback (SPEC §10). Here a
+// byte every 25 ms (775 ms) against 200 ms, which every other reply (not dripped) stays under
+// even on a slow sanitizer run.
 TEST(RedisCluster, AReplyDrippedSlowerThanTheTimeoutIsATimeout) {
   const std::string lease = "*5\r\n:1\r\n:5\r\n:50\r\n:0\r\n:0\r\n";
   fake_redis server([&](std::string_view r) { return standalone_answer(r, lease); },
-                    is_lease_request, 10ms);
+                    is_lease_request, 25ms);
   ASSERT_TRUE(server.listening());
-  instance inst(global_rule(server.url(), 10), "solo");  // timeoutMs 50
+  auto rules = global_rule(server.url(), 10);
+  rules.cluster->timeout_ms = 200;
+  instance inst(rules, "solo");
   ASSERT_TRUE(eventually(
       [&] {
         inst.flood(1);
@@ -1120,6 +1124,29 @@ TEST(RedisCluster, ABucketAheadOfRedisClockCountsOnlyForTheCurrentWindow) {
   EXPECT_TRUE(eventually(
       [&] { return inst.flood(5) > 0 && std::chrono::steady_clock::now() - moved > 1100ms; }, 4s))
       << "nothing passed a window after the bucket was moved";
+}
+
+// The same for the fleet's `short` mark: one set on a clock ahead made the script answer a
+// short time no window gives, which the adapter (rightly) takes for a broken reply.
+TEST(RedisCluster, AShortMarkAheadOfRedisClockLastsAtMostAWindow) {
+  START_REDIS_OR_SKIP(redis);
+  auto rules = global_rule(redis->url(), 20);
+  rules.cluster->timeout_ms = 1000;
+  instance inst(rules, "solo");
+  ASSERT_TRUE(eventually([&] { return inst.flood(1) > 0; }));
+  const std::string key = "{test:GET:/hello:default}:window";
+  ASSERT_EQ(redis->command({"HSET", key, "short", std::to_string(wall_ms() + 100'000)}), ":1");
+  const auto errors = [&] { return lease_requests(inst, lease_result::error); };
+  const auto before = errors();
+  const auto granted = lease_requests(inst, lease_result::granted);
+  ASSERT_TRUE(eventually(
+      [&] {
+        inst.flood(5);
+        return lease_requests(inst, lease_result::granted) > granted + 3;
+      },
+      4s));
+  EXPECT_EQ(errors(), before) << inst.rule().last_error;
+  EXPECT_TRUE(inst.mode_is(cluster_mode::global)) << inst.rule().last_error;
 }
 
 // During a slot migration the key's owner answers ASK, and the target has never run the script:

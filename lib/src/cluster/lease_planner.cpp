@@ -16,8 +16,8 @@ std::string implausible(const lease_reply& reply, const lease_ask& ask) {
     return outside("granted", reply.granted, 0, ask.asked);
   }
   if (reply.bucket < 0) return "bucket " + std::to_string(reply.bucket) + " is negative";
-  if (reply.left_ms < 0 || reply.left_ms > lease_planner::bucket_ms) {
-    return outside("ms left in the bucket", reply.left_ms, 0, lease_planner::bucket_ms);
+  if (reply.left_ms < 1 || reply.left_ms > lease_planner::bucket_ms) {
+    return outside("ms left in the bucket", reply.left_ms, 1, lease_planner::bucket_ms);
   }
   if (reply.retry_ms < 0 || reply.retry_ms > window) {
     return outside("retry ms", reply.retry_ms, 0, window);

@@ -31,7 +31,8 @@ namespace floodgate::cluster::detail {
 
     A bucket ahead of the current one was granted on a clock ahead of this one (a failover to a
     replica whose clock is behind, a clock stepped back): its passes are counted in the current
-    bucket and leave with it, rather than filling every window until this clock catches up. */
+    bucket and leave with it, rather than filling every window until this clock catches up; a
+    `short` mark set on such a clock lasts at most a window and a bucket from now. */
 inline constexpr std::string_view lease_script = R"lua(
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -54,7 +55,7 @@ for i = 1, #all, 2 do
   local b = tonumber(all[i])
   local v = tonumber(all[i + 1])
   if all[i] == 'short' and v ~= nil then
-    short_until = v
+    short_until = math.min(v, now + width * (n + 1))
   elseif b == nil or v == nil or b <= cur - n then
     redis.call('HDEL', KEYS[1], all[i])
   else

@@ -175,6 +175,7 @@ class redis_cluster::impl {
     if (rules_.empty()) {
       router_.close();
       state_ = "idle";
+      reported_down_ = false;  // nothing falls back; the next failure is told anew
       return;
     }
     const std::int64_t now = now_ms();
@@ -197,6 +198,7 @@ class redis_cluster::impl {
       if (!serve(r)) return;
     }
     ping_quiet_rules();
+    tell_recovery();
   }
 
   /// Redis answered for rule `r` (null: for the namespace's key, the heartbeat's): a standalone
@@ -252,6 +254,7 @@ class redis_cluster::impl {
       redis_cluster_ = false;
       live_ = fleet_ = 1;  // another Redis or namespace: another fleet
       live_known_ = false;
+      reported_down_ = false;  // another Redis: its first failure is told
       // Leases, windows and errors of the old Redis mean nothing to the new one.
       for (tracked_rule& t : rules_) {
         t.lease->revoke();
@@ -328,23 +331,25 @@ class redis_cluster::impl {
       ++commands_;
       return router_.command(key, all);
     };
+    redis_result loaded;
     auto load = [&](const std::string& node) {  // on the key's owner when `node` is empty
       const std::vector<std::string_view> load_args{"SCRIPT", "LOAD", script};
       ++commands_;
-      const redis_result loaded =
-          node.empty() ? router_.command(key, load_args) : router_.command_at(node, load_args);
+      loaded = node.empty() ? router_.command(key, load_args) : router_.command_at(node, load_args);
       const auto* s = std::get_if<std::string>(&loaded.value.v);
       if (!loaded.ok() || s == nullptr) return false;
       sha = *s;
       return true;
     };
+    // Without the script, EVAL; unless the connection failed, which is the error to report.
+    auto unloaded = [&] { return loaded.io ? loaded : call("EVAL", script); };
     auto missing = [](const redis_result& r) {
       return !r.ok() && !r.io && r.error.starts_with("NOSCRIPT");
     };
-    if (sha.empty() && !load({})) return call("EVAL", script);
+    if (sha.empty() && !load({})) return unloaded();
     redis_result r = call("EVALSHA", sha);
     if (!missing(r)) return r;
-    if (!load(r.node)) return call("EVAL", script);
+    if (!load(r.node)) return unloaded();
     r = call("EVALSHA", sha);
     return missing(r) ? call("EVAL", script) : r;
   }
@@ -453,11 +458,19 @@ class redis_cluster::impl {
                                                           : lease_result::exhausted)];
     r.last_error.clear();
     if (r.lease->mode() != cluster_mode::global) r.lease->set_mode(cluster_mode::global);
-    if (reported_down_) {
-      reported_down_ = false;
-      tell("Redis answers again: clusterMode rules are back on their shared limits");
-    }
     return true;
+  }
+
+  /** Tells on_event that Redis answers again once every rule is back on its shared limit: in a
+      Redis Cluster with one master down, a rule on another master succeeds before that one
+      fails again, and telling each reconnect would say "answers again" twice a second. */
+  void tell_recovery() {
+    if (!reported_down_) return;
+    for (const tracked_rule& r : rules_) {
+      if (r.lease->mode() != cluster_mode::global) return;
+    }
+    reported_down_ = false;
+    tell("Redis answers again: clusterMode rules are back on their shared limits");
   }
 
   void tell(const std::string& event) const {

@@ -5,7 +5,10 @@
 #include <hiredis/hiredis.h>
 
 #include <poll.h>
+#include <sys/socket.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 
 namespace floodgate::cluster::detail {
@@ -156,7 +159,16 @@ redisReply* redis_connection::plain_round_trip(std::vector<const char*>& argv,
   }
   for (int done = 0; done == 0;) {
     if (!wait_ready(context_->fd, POLLOUT, until)) return timed_out();
-    if (redisBufferWrite(context_, &done) != REDIS_OK) return lost();
+    // A write larger than the room poll saw blocks for the rest: no longer than the deadline.
+    const auto left =
+        std::chrono::ceil<std::chrono::microseconds>(until - std::chrono::steady_clock::now());
+    const timeval bound = to_timeval(std::max(left, std::chrono::microseconds(1)));
+    if (::setsockopt(context_->fd, SOL_SOCKET, SO_SNDTIMEO, &bound, sizeof bound) != 0) {
+      return lost();
+    }
+    if (redisBufferWrite(context_, &done) != REDIS_OK) {
+      return errno == EAGAIN || errno == EWOULDBLOCK ? timed_out() : lost();
+    }
   }
   for (;;) {
     void* reply = nullptr;

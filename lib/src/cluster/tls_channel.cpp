@@ -63,15 +63,13 @@ int connect_tcp(const std::string& host, std::uint16_t port, std::chrono::millis
     }
     if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0) break;
     if (errno == EINPROGRESS) {
-      pollfd p{fd, POLLOUT, 0};
-      const int ready = ::poll(&p, 1, static_cast<int>(timeout.count()));
+      const bool ready = wait_ready(fd, POLLOUT, std::chrono::steady_clock::now() + timeout);
       int error = 0;
       socklen_t length = sizeof error;
-      if (ready == 1 && ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0 &&
-          error == 0) {
+      if (ready && ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0 && error == 0) {
         break;
       }
-      why = ready == 0 ? "timed out" : std::strerror(error != 0 ? error : errno);
+      why = !ready ? "timed out" : std::strerror(error != 0 ? error : errno);
     } else {
       why = std::strerror(errno);
     }

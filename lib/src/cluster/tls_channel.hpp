@@ -19,10 +19,10 @@ struct redisReply;
 namespace floodgate::cluster::detail {
 
 /// A timeout as the socket options (and hiredis) take it.
-inline timeval to_timeval(std::chrono::milliseconds ms) noexcept {
+inline timeval to_timeval(std::chrono::microseconds us) noexcept {
   timeval tv{};
-  tv.tv_sec = static_cast<decltype(tv.tv_sec)>(ms.count() / 1000);
-  tv.tv_usec = static_cast<decltype(tv.tv_usec)>((ms.count() % 1000) * 1000);
+  tv.tv_sec = static_cast<decltype(tv.tv_sec)>(us.count() / 1'000'000);
+  tv.tv_usec = static_cast<decltype(tv.tv_usec)>(us.count() % 1'000'000);
   return tv;
 }
 

@@ -68,9 +68,9 @@ struct rule_file_watcher::impl : std::enable_shared_from_this<impl> {
         path(std::move(file)),
         options(std::move(opts)),
         watch(strand),
-        debounce(strand, opts.timers),
-        poll(strand, opts.timers),
-        settle(strand, opts.timers) {
+        debounce(strand, options.timers),
+        poll(strand, options.timers),
+        settle(strand, options.timers) {
     status.file = path;
   }
 

@@ -35,8 +35,8 @@ struct watcher_options {
   /// The debounce and poll timers; must outlive the watcher. Null: Asio steady timers on the
   /// watcher's executor. Tests pass a manual_timer_queue.
   timer_queue* timers = nullptr;
-  /** Called after each attempt made once start() has returned (a change, the poll,
-      reload_now()) with the status it recorded; start() returns its own result instead. For
+  /** Called after each attempt made once the first start() has returned (a change, the poll,
+      reload_now()) with the status it recorded; that start() returns its result instead. For
       logs: the demo prints every outcome on stderr. Runs on the watcher's executor (or
       reload_now()'s caller), one call at a time; must not throw, nor call start(), stop() or
       reload_now(). */
