@@ -12,6 +12,13 @@ std::string address_of(const std::string& host, std::uint16_t port) {
   return host + ":" + std::to_string(port);
 }
 
+redis_result not_connected() {
+  redis_result out;
+  out.error = "not connected";
+  out.io = true;
+  return out;
+}
+
 }  // namespace
 
 bool redis_router::split_address(std::string_view text, std::string& host, std::uint16_t& port) {
@@ -129,12 +136,8 @@ redis_result redis_router::run_on(const std::string& address,
 
 redis_result redis_router::command(std::string_view key,
                                    const std::vector<std::string_view>& args) {
+  if (!connected_) return not_connected();
   redis_result out;
-  if (!connected_) {
-    out.error = "not connected";
-    out.io = true;
-    return out;
-  }
   if (cluster_ && stale_map_) {
     std::string why;
     if (redis_connection* c = node(credentials_.host, credentials_.port, why); c != nullptr) {
@@ -171,13 +174,8 @@ redis_result redis_router::command(std::string_view key,
 
 redis_result redis_router::command_at(const std::string& address,
                                       const std::vector<std::string_view>& args) {
-  redis_result out;
-  if (!connected_) {
-    out.error = "not connected";
-    out.io = true;
-    return out;
-  }
-  out = run_on(address, args, false);
+  if (!connected_) return not_connected();
+  redis_result out = run_on(address, args, false);
   out.node = address;
   if (out.io) close();
   return out;

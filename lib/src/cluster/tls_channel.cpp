@@ -297,14 +297,9 @@ tls_channel::reply tls_channel::round_trip(const char* command, std::size_t leng
       sent += n;
       continue;
     }
-    switch (after(ok, until)) {
-      case next::retry:
-        continue;
-      case next::timed_out:
-        return timed_out();
-      case next::failed:
-        return failure(ok, "write");
-    }
+    const next then = after(ok, until);
+    if (then == next::retry) continue;
+    return then == next::timed_out ? timed_out() : failure(ok, "write");
   }
   for (;;) {
     void* value = nullptr;
@@ -322,14 +317,9 @@ tls_channel::reply tls_channel::round_trip(const char* command, std::size_t leng
       redisReaderFeed(reader_, buffer, n);
       continue;
     }
-    switch (after(ok, until)) {
-      case next::retry:
-        continue;
-      case next::timed_out:
-        return timed_out();
-      case next::failed:
-        return failure(ok, "read");
-    }
+    const next then = after(ok, until);
+    if (then == next::retry) continue;
+    return then == next::timed_out ? timed_out() : failure(ok, "read");
   }
 }
 
