@@ -49,9 +49,10 @@ void admission_window::give_back(std::uint64_t old, std::int64_t window) noexcep
   if (old != 0 && (old & stat::cell_value_mask) != 0) {
     // The lease's window, from its tag: before `window` or (a clock reading ahead) after it.
     const auto back = static_cast<std::int64_t>((cell_tag(window) - tag_of(old)) & stat::cell_tag_mask);
-    const std::int64_t half = static_cast<std::int64_t>(stat::cell_tag_mask >> 1);
-    const std::int64_t leased = back <= half ? window - back
-                                             : window + (static_cast<std::int64_t>(stat::cell_tag_mask) + 1 - back);
+    const std::int64_t leased =
+        stat::cell_tag_ahead(tag_of(old), cell_tag(window))
+            ? window + (static_cast<std::int64_t>(stat::cell_tag_mask) + 1 - back)
+            : window - back;
     refund(leased, static_cast<std::uint32_t>(old & stat::cell_value_mask));
   }
 }

@@ -134,13 +134,17 @@ void statistic_node::add_second_slow(metric_event e, write_point p, std::uint64_
   if (r.rejected) {
     // A late event whose short window is already gone still belongs to its second.
     const std::int64_t second = p.window * second_.window_ms() / 1000;
-    if (minute_window* m = minute_for_fold()) m->bucket(second).add(e, cell_tag(second), n);
+    if (minute_window* m = minute_for_fold(); m != nullptr && second >= 0) {
+      m->bucket(second).add(e, cell_tag(second), n);
+    }
   } else {
-    // Carry the finished window's final value into the minute bucket of its second.
+    // Carry the finished window's final value into the minute bucket of its second. A word
+    // written on a clock since stepped back by more than cell_tag_lead windows reads as older
+    // than it is: before the clock's origin, it is dropped (a negative second has no bucket).
     const std::int64_t age =
         static_cast<std::int64_t>((p.tag - (r.displaced >> cell_value_bits)) & cell_tag_mask);
     const std::int64_t second = (p.window - age) * second_.window_ms() / 1000;
-    if (minute_window* m = minute_for_fold()) {
+    if (minute_window* m = minute_for_fold(); m != nullptr && second >= 0) {
       m->bucket(second).add(e, cell_tag(second), r.displaced & cell_value_mask);
     }
   }
@@ -363,11 +367,11 @@ std::uint64_t statistic_node::seconds_sum(metric_event e, std::int64_t now_ms,
         if (word == 0) {
           continue;
         }
-        const auto age = static_cast<std::int64_t>(
-            (cell_tag(now_window) - (word >> cell_value_bits)) & cell_tag_mask);
-        if (age > static_cast<std::int64_t>(cell_tag_mask >> 1)) {
+        if (cell_tag_ahead(word >> cell_value_bits, cell_tag(now_window))) {
           continue;  // a window after `now_ms`
         }
+        const auto age = static_cast<std::int64_t>(
+            (cell_tag(now_window) - (word >> cell_value_bits)) & cell_tag_mask);
         const std::int64_t second = (now_window - age) * second_.window_ms() / 1000;
         if (second >= first_second && second <= last_second) {
           unfolded += word & cell_value_mask;

@@ -10,7 +10,9 @@
 // and a clock that goes backwards cannot corrupt newer windows.
 //
 // A tag repeats after 2^24 windows (97 days of 500 ms windows): a slot left untouched for exactly
-// a multiple of that period would be read as current for one window.
+// a multiple of that period would be read as current for one window. A cell counts as holding a
+// newer window than a writer's only when it is at most cell_tag_lead windows ahead of it (a late
+// writer); anything else is older, however the tags compare modulo 2^24.
 #pragma once
 
 #include "stat/writer_shard.hpp"
@@ -33,10 +35,25 @@ constexpr std::uint64_t cell_pack(std::uint64_t tag, std::uint64_t value) noexce
   return (tag << cell_value_bits) | (value & cell_value_mask);
 }
 
-/// True when tag `a` is a later window than tag `b` (modular comparison).
+/** How many windows a cell may be ahead of a writer and still count as a later window (the
+    writer read the clock before another thread and wrote after it): 2^16, nine hours of 500 ms
+    windows, a minute of 1 ms ones. Any other tag is an older window. Serial-number arithmetic's
+    half of the range (2^23) made every cell left idle for 2^23 to 2^24 windows (48.5 to 97 days
+    of 500 ms windows, 2.3 to 4.7 hours of 1 ms breaker windows) look ahead of every writer: a
+    QPS rule refused everything and breakers stopped counting until the tags came round again.
+    Now that can happen only to a cell idle for 2^24 - cell_tag_lead windows and up to 2^24 (a
+    band of 0.4 % of the cycle), and for at most cell_tag_lead windows. */
+inline constexpr std::uint64_t cell_tag_lead = std::uint64_t{1} << 16;
+
+/// True when tag `a` is a later window than tag `b`: `b` is not 1 to cell_tag_lead windows
+/// ahead of `a` (modulo 2^24).
 constexpr bool cell_tag_newer(std::uint64_t a, std::uint64_t b) noexcept {
-  const std::uint64_t d = (a - b) & cell_tag_mask;
-  return d != 0 && d < (cell_tag_mask >> 1);
+  return a != b && ((b - a) & cell_tag_mask) > cell_tag_lead;
+}
+
+/// True when a cell of tag `b` holds a window 1 to cell_tag_lead windows after tag `a`.
+constexpr bool cell_tag_ahead(std::uint64_t b, std::uint64_t a) noexcept {
+  return a != b && !cell_tag_newer(a, b);
 }
 
 /// The value of `word` for window tag `tag`, or 0 when the cell holds another window.
