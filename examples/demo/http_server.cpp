@@ -9,6 +9,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/string.hpp>
@@ -20,9 +21,11 @@
 #include <boost/beast/http/rfc7230.hpp>
 #include <boost/beast/http/write.hpp>
 
+#include <algorithm>
 #include <list>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
 #include <tuple>
 
 namespace floodgate::demo {
@@ -133,18 +136,24 @@ namespace {
     of stream or an error means the client is gone — returning then cancels the handler. */
 asio::awaitable<void> watch_disconnect(beast::tcp_stream& stream, beast::flat_buffer& buffer) {
   for (;;) {
-    if (buffer.size() >= max_pipelined_bytes) {
+    const std::size_t room = std::min<std::size_t>(4096, buffer.max_size() - buffer.size());
+    if (room == 0 || buffer.size() >= max_pipelined_bytes) {
       asio::steady_timer forever{co_await asio::this_coro::executor,
                                  asio::steady_timer::duration::max()};
       co_await forever.async_wait(use_tuple);  // ends only by cancellation
       co_return;
     }
-    auto [ec, n] = co_await stream.socket().async_read_some(buffer.prepare(4096), use_tuple);
+    auto [ec, n] = co_await stream.socket().async_read_some(buffer.prepare(room), use_tuple);
     if (ec) {
       co_return;
     }
     buffer.commit(n);
   }
+}
+
+/// An HTTP/1.1 request that asks for 100 (Continue) before it sends its body.
+bool expects_continue(const request& req) {
+  return req.version() >= 11 && beast::iequals(req[http::field::expect], "100-continue");
 }
 
 /// Calls the handler; a failure it did not answer itself becomes a 500 (cancellation stays one).
@@ -180,7 +189,7 @@ asio::awaitable<void> session(std::shared_ptr<http_server::shard> sh,
   boost::system::error_code ec;
   const auto peer = socket.remote_endpoint(ec).address();
   beast::tcp_stream stream{std::move(socket)};
-  beast::flat_buffer buffer;
+  beast::flat_buffer buffer{std::max(limits.read_ahead_limit, limits.header_limit)};
   sh->live.push_back({&stream, &buffer});
   const auto self = std::prev(sh->live.end());
   struct cleanup {
@@ -214,6 +223,15 @@ asio::awaitable<void> session(std::shared_ptr<http_server::shard> sh,
           co_await write_error(stream, refused, limits.write_timeout);
           break;  // the rest of the connection cannot be framed
         }
+      }
+      if (!read_ec && !parser.is_done() && expects_continue(parser.get())) {
+        // RFC 9110 section 10.1.1: a client that waits for 100 (Continue) before it sends the
+        // body is told to go on now, not left to its own timeout.
+        static constexpr std::string_view go_on = "HTTP/1.1 100 Continue\r\n\r\n";
+        stream.expires_after(limits.write_timeout);
+        auto [write_ec, n] = co_await asio::async_write(stream, asio::buffer(go_on), use_tuple);
+        if (write_ec) break;
+        stream.expires_after(limits.read_timeout);
       }
       if (!read_ec && !parser.is_done()) {
         std::tie(read_ec, std::ignore) =

@@ -38,6 +38,11 @@ using connection_taker = std::function<bool(const request&, tcp::socket&)>;
 struct server_limits {
   std::size_t header_limit = 8 * 1024;    ///< request line + fields + blank line; larger: 431
   std::size_t body_limit = 1024 * 1024;   ///< larger bodies: 413
+  /** Bytes read ahead of the parser, at least header_limit: a chunk's size line with its
+      extensions, and a chunked body's trailer, must fit whole (larger: 400). Beast's header
+      limit does not apply to trailers, and a trailer field of 64 KiB or more made Beast throw
+      from inside a read's completion, which ended the process. */
+  std::size_t read_ahead_limit = 16 * 1024;
   std::chrono::seconds read_timeout{30};  ///< idle keep-alive and slow requests
   std::chrono::seconds write_timeout{30};
 };

@@ -174,7 +174,21 @@ int run(const demo_options& options) {
   admin_server.start();
   stream.start();
   std::vector<std::thread> pool;
-  for (auto& c : contexts) pool.emplace_back([&ctx = *c] { ctx.run(); });
+  for (auto& c : contexts) {
+    pool.emplace_back([&ctx = *c] {
+      // A completion handler that throws (a library's bug) ends run(); its connection is lost,
+      // the server is not: the thread logs it and runs on.
+      for (;;) {
+        try {
+          ctx.run();
+          return;
+        } catch (const std::exception& e) {
+          std::cerr << "floodgate-demo: an I/O handler threw (" << e.what()
+                    << "); its connection is dropped\n";
+        }
+      }
+    });
+  }
 
   std::cout << "listening on " << url(server.local_endpoint()) << '\n'
             << "admin on " << url(admin_server.local_endpoint()) << std::endl;

@@ -214,6 +214,44 @@ TEST_F(DemoTest, AmbiguouslyFramedRequestsAreRefusedAndTheirConnectionClosed) {
   EXPECT_EQ(c.read_response().status, 200u);
 }
 
+// An audit: a trailer field of 64 KiB made Beast throw from inside a read's completion, which
+// ended the process (SIGABRT) on either port. Beast's header limit does not cover trailers.
+TEST_F(DemoTest, AnOversizedTrailerOrChunkExtensionIs400AndTheServerStaysUp) {
+  start("{}");
+  const std::string post = "POST /hello HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
+  const auto answer = [&](std::uint16_t port, const std::string& body) {
+    http_connection c{port};
+    c.send_raw(post + body);
+    const http_response r = c.read_response();
+    EXPECT_EQ(r.header("Connection"), "close");
+    return r.status;
+  };
+  const std::string trailer = "3\r\nabc\r\n0\r\nX-T: " + std::string(65534, 't') + "\r\n\r\n";
+  EXPECT_EQ(answer(demo_->port(), trailer), 400u);
+  EXPECT_EQ(answer(demo_->admin_port(), trailer), 400u);
+  EXPECT_EQ(answer(demo_->port(), "3;x=" + std::string(1 << 20, 'e') + "\r\nabc\r\n0\r\n\r\n"),
+            400u);
+  // A trailer of a few fields is still read.
+  http_connection c{demo_->port()};
+  c.send_raw(post + "3\r\nabc\r\n0\r\nX-T: small\r\n\r\n");
+  EXPECT_EQ(c.read_response().status, 404u);  // POST /hello: no such route
+  EXPECT_EQ(http_get(demo_->port(), "/hello").status, 200u);
+  EXPECT_EQ(demo_->wait(std::chrono::milliseconds(0)), -1) << "the demo is still running";
+}
+
+// RFC 9110 section 10.1.1: a client that waits for 100 (Continue) gets it at once, before it
+// sends the body; the demo answered only once the body came (an audit waited 5 s for nothing).
+TEST_F(DemoTest, ExpectContinueIsAnsweredBeforeTheBodyIsSent) {
+  start("{}");
+  http_connection c{demo_->port()};
+  c.send_raw(
+      "POST /users/1 HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n");
+  EXPECT_EQ(c.read_response().status, 100u);
+  c.send_raw("hello");
+  EXPECT_EQ(c.read_response().status, 404u);  // POST: no such route
+  EXPECT_EQ(c.get("/hello").status, 200u);    // the connection goes on
+}
+
 TEST_F(DemoTest, RequestHeaderOfMoreThan8KiBIs431ToTheByte) {
   start("{}");
   // Request line, fields and the blank line that ends them: `size` bytes in all.
