@@ -138,13 +138,17 @@ void statistic_node::add_second_slow(metric_event e, write_point p, std::uint64_
       m->bucket(second).add(e, cell_tag(second), n);
     }
   } else {
-    // Carry the finished window's final value into the minute bucket of its second. A word
-    // written on a clock since stepped back by more than cell_tag_lead windows reads as older
-    // than it is: before the clock's origin, it is dropped (a negative second has no bucket).
+    // Carry the finished window's final value into the minute bucket of its second, if that
+    // second is still in the minute window. A word left for longer (a CPU's shard that counted
+    // this resource yesterday) would replace the count of the recent second sharing its bucket,
+    // and one written on a clock since stepped back reads as older than it is (a negative second
+    // has no bucket at all): both are dropped.
     const std::int64_t age =
         static_cast<std::int64_t>((p.tag - (r.displaced >> cell_value_bits)) & cell_tag_mask);
     const std::int64_t second = (p.window - age) * second_.window_ms() / 1000;
-    if (minute_window* m = minute_for_fold(); m != nullptr && second >= 0) {
+    const std::int64_t now_second = p.ms / 1000;
+    if (minute_window* m = minute_for_fold();
+        m != nullptr && second >= 0 && second > now_second - minute_samples) {
       m->bucket(second).add(e, cell_tag(second), r.displaced & cell_value_mask);
     }
   }

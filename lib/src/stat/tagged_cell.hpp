@@ -7,7 +7,8 @@
 // a newer window: that only happens to a writer whose window has left the sliding interval, so no
 // read could have included the event anyway. Readers take a cell's value only when its tag is the
 // window they expect in that slot. No half-reset bucket is ever visible, nothing spins on a lock,
-// and a clock that goes backwards cannot corrupt newer windows.
+// and a clock that goes backwards (a writer that stalled) by up to cell_tag_lead windows cannot
+// corrupt newer windows.
 //
 // A tag repeats after 2^24 windows (97 days of 500 ms windows): a slot left untouched for exactly
 // a multiple of that period would be read as current for one window. A cell counts as holding a

@@ -2,11 +2,19 @@
 // modulo 2^24, and a cell left alone long enough must still read as old (tagged_cell.hpp).
 #include <floodgate/engine/engine.hpp>
 
+#include "node/node_registry.hpp"
 #include "stat/tagged_cell.hpp"
+#include "stat/writer_shard.hpp"
 
 #include <gtest/gtest.h>
 
+#include <pthread.h>
+#include <sched.h>
+
+#include <array>
 #include <cstdint>
+#include <functional>
+#include <thread>
 
 namespace floodgate {
 namespace {
@@ -72,7 +80,7 @@ TEST(LongIdle, AnErrorCountBreakerStillOpensAfterHalfItsTagCycle) {
   context ctx{eng, "ctx"};
   ASSERT_EQ(opens_after_errors(eng, ctx, 3), 3);  // the third error trips it
   clock.advance_ms(11'000);
-  eng.enter(ctx, "res");  // a good probe closes it
+  ASSERT_TRUE(eng.enter(ctx, "res"));  // a good probe (exits at once) closes it
   clock.advance_ms(half_cycle + 1);
   EXPECT_EQ(opens_after_errors(eng, ctx, 3), 3);
 }
@@ -116,13 +124,53 @@ TEST(LongIdle, AClockSteppedBackSixtyDaysWritesNothingOutsideItsBuckets) {
   manual_clock clock{60LL * 86'400'000};
   engine eng{engine_options{.time = &clock}};
   context ctx{eng, "ctx"};
-  eng.enter(ctx, "res");
+  ASSERT_TRUE(eng.enter(ctx, "res"));
   clock.advance_ms(1000);
-  eng.enter(ctx, "res");  // the node keeps a minute window from its second window on
+  ASSERT_TRUE(eng.enter(ctx, "res"));  // the node keeps a minute window from its second one on
   clock.set_ms(0);
   EXPECT_TRUE(eng.enter(ctx, "res"));
   clock.advance_ms(1000);
   EXPECT_TRUE(eng.enter(ctx, "res"));
+}
+
+// A review of the change above: a CPU shard's window from a day ago, displaced now, was carried
+// into the minute bucket of its second, which a recent second shares (a day is a whole number of
+// minutes), and replaced that second's count. Such a window is past the minute: it is dropped.
+TEST(LongIdle, AShardsDayOldWindowDoesNotReplaceARecentSecondsCount) {
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0 || CPU_COUNT(&allowed) < 2) {
+    GTEST_SKIP() << "needs two CPUs, one shard each";
+  }
+  std::array<int, 2> cpus{};
+  for (int cpu = 0, found = 0; cpu < CPU_SETSIZE && found < 2; ++cpu) {
+    if (CPU_ISSET(cpu, &allowed)) cpus[static_cast<std::size_t>(found++)] = cpu;
+  }
+  manual_clock clock;
+  engine eng{engine_options{.time = &clock}};
+  context ctx{eng, "ctx"};
+  bool per_cpu = true;
+  const auto on_cpu = [&](int cpu, int entries) {  // one context, used by one thread at a time
+    std::thread t([&] {
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(cpu, &one);
+      if (pthread_setaffinity_np(pthread_self(), sizeof one, &one) != 0 ||
+          !stat::this_thread_shard().exclusive) {
+        per_cpu = false;  // no rseq (TSan): every thread writes the shared shard
+        return;
+      }
+      for (int i = 0; i < entries; ++i) EXPECT_TRUE(eng.enter(ctx, "res"));
+    });
+    t.join();
+  };
+  on_cpu(cpus[0], 1);  // the window the first CPU's shard keeps for a day
+  clock.advance_ms(86'400'000);
+  on_cpu(cpus[1], 5);  // a recent second, in the minute bucket the day-old one maps to
+  clock.advance_ms(1000);
+  on_cpu(cpus[1], 1);  // its window moves on: the 5 are carried into the minute buckets
+  on_cpu(cpus[0], 1);  // displaces the day-old window on the first CPU's shard
+  if (!per_cpu) GTEST_SKIP() << "threads write the shared shard here (no rseq)";
+  EXPECT_EQ(eng.nodes().find_resource("res")->total_pass(clock.now_ms()), 7u);
 }
 
 }  // namespace
