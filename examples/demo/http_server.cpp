@@ -35,9 +35,6 @@ namespace {
 using namespace asio::experimental::awaitable_operators;
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
-/// Bytes of pipelined requests read while a handler runs before the watch pauses.
-constexpr std::size_t max_pipelined_bytes = 64 * 1024;
-
 /// The status for a request that could not be parsed, or 0 to just close.
 http::status parse_error_status(const boost::system::error_code& ec) {
   if (ec == http::error::header_limit) return http::status::request_header_fields_too_large;
@@ -136,8 +133,10 @@ namespace {
     of stream or an error means the client is gone — returning then cancels the handler. */
 asio::awaitable<void> watch_disconnect(beast::tcp_stream& stream, beast::flat_buffer& buffer) {
   for (;;) {
+    // Pipelined requests are read ahead up to the buffer's bound (read_ahead_limit), then the
+    // watch pauses; the rest waits in the socket.
     const std::size_t room = std::min<std::size_t>(4096, buffer.max_size() - buffer.size());
-    if (room == 0 || buffer.size() >= max_pipelined_bytes) {
+    if (room == 0) {
       asio::steady_timer forever{co_await asio::this_coro::executor,
                                  asio::steady_timer::duration::max()};
       co_await forever.async_wait(use_tuple);  // ends only by cancellation

@@ -185,6 +185,8 @@ int run(const demo_options& options) {
         } catch (const std::exception& e) {
           std::cerr << "floodgate-demo: an I/O handler threw (" << e.what()
                     << "); its connection is dropped\n";
+        } catch (...) {
+          std::cerr << "floodgate-demo: an I/O handler threw; its connection is dropped\n";
         }
       }
     });
