@@ -1100,15 +1100,23 @@ TEST(RedisCluster, ALeaseReplyOutsideWhatTheScriptGivesIsAnError) {
   EXPECT_LE(inst.flood(100), 3);
 }
 
+/// The window hash of global_rule()'s rule.
+constexpr std::string_view hello_window_key = "{test:GET:/hello:default}:window";
+
+/// A count of 20 whose failures are the script's replies, not a sanitizer's slow round trip.
+rule_set count_20_with_a_slow_timeout(const redis_server& redis) {
+  auto rules = global_rule(redis.url(), 20);
+  rules.cluster->timeout_ms = 1000;
+  return rules;
+}
+
 // A window bucket ahead of Redis's clock (granted on a node whose clock was ahead, before a
 // failover) filled every window until the clock caught up: nothing passed while Redis answered.
 TEST(RedisCluster, ABucketAheadOfRedisClockCountsOnlyForTheCurrentWindow) {
   START_REDIS_OR_SKIP(redis);
-  auto rules = global_rule(redis->url(), 20);
-  rules.cluster->timeout_ms = 1000;
-  instance inst(rules, "solo");
+  instance inst(count_20_with_a_slow_timeout(*redis), "solo");
   ASSERT_TRUE(eventually([&] { return inst.flood(1) > 0; }));
-  const std::string key = "{test:GET:/hello:default}:window";
+  const std::string key{hello_window_key};
   const std::int64_t ahead = wall_ms() / detail::lease_planner::bucket_ms + 1000;  // 100 s ahead
   ASSERT_EQ(redis->command({"HSET", key, std::to_string(ahead), "20"}), ":1");
   // The next lease request moves its passes into the current bucket...
@@ -1130,11 +1138,9 @@ TEST(RedisCluster, ABucketAheadOfRedisClockCountsOnlyForTheCurrentWindow) {
 // short time no window gives, which the adapter (rightly) takes for a broken reply.
 TEST(RedisCluster, AShortMarkAheadOfRedisClockLastsAtMostAWindow) {
   START_REDIS_OR_SKIP(redis);
-  auto rules = global_rule(redis->url(), 20);
-  rules.cluster->timeout_ms = 1000;
-  instance inst(rules, "solo");
+  instance inst(count_20_with_a_slow_timeout(*redis), "solo");
   ASSERT_TRUE(eventually([&] { return inst.flood(1) > 0; }));
-  const std::string key = "{test:GET:/hello:default}:window";
+  const std::string key{hello_window_key};
   ASSERT_EQ(redis->command({"HSET", key, "short", std::to_string(wall_ms() + 100'000)}), ":1");
   const auto errors = [&] { return lease_requests(inst, lease_result::error); };
   const auto before = errors();

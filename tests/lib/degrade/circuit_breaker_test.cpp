@@ -2,6 +2,7 @@
 // and ResponseTimeCircuitBreakerTest, the state machine's edges, and the single-probe race.
 #include "degrade/circuit_breaker_impl.hpp"
 #include "lib/degrade/degrade_test_support.hpp"
+#include "lib/support/cpu_pin.hpp"
 
 #include <floodgate/chain/clock.hpp>
 
@@ -373,14 +374,9 @@ class spin_barrier {
 // both miss. Rounds on two pinned threads; a varying short delay after the barrier makes some
 // of the completions coincide.
 TEST(CircuitBreakerConcurrency, TwoCompletionsAtOnceOnTwoCpusOpenTheBreaker) {
-  cpu_set_t allowed;
-  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0 || CPU_COUNT(&allowed) < 2) {
-    GTEST_SKIP() << "needs two CPUs to run the completions on";
-  }
-  std::array<int, 2> cpus{};
-  for (int cpu = 0, found = 0; cpu < CPU_SETSIZE && found < 2; ++cpu) {
-    if (CPU_ISSET(cpu, &allowed)) cpus[static_cast<std::size_t>(found++)] = cpu;
-  }
+  const auto two = test::two_allowed_cpus();
+  if (!two) GTEST_SKIP() << "needs two CPUs to run the completions on";
+  const std::array<int, 2> cpus = *two;
   constexpr int rounds = 20'000;
   breaker_harness h{rule_of(degrade_grade::error_count, 1, 2, 1'000, 1)};
   spin_barrier barrier;

@@ -2,6 +2,7 @@
 // modulo 2^24, and a cell left alone long enough must still read as old (tagged_cell.hpp).
 #include <floodgate/engine/engine.hpp>
 
+#include "lib/support/cpu_pin.hpp"
 #include "node/node_registry.hpp"
 #include "stat/tagged_cell.hpp"
 #include "stat/writer_shard.hpp"
@@ -137,14 +138,9 @@ TEST(LongIdle, AClockSteppedBackSixtyDaysWritesNothingOutsideItsBuckets) {
 // into the minute bucket of its second, which a recent second shares (a day is a whole number of
 // minutes), and replaced that second's count. Such a window is past the minute: it is dropped.
 TEST(LongIdle, AShardsDayOldWindowDoesNotReplaceARecentSecondsCount) {
-  cpu_set_t allowed;
-  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0 || CPU_COUNT(&allowed) < 2) {
-    GTEST_SKIP() << "needs two CPUs, one shard each";
-  }
-  std::array<int, 2> cpus{};
-  for (int cpu = 0, found = 0; cpu < CPU_SETSIZE && found < 2; ++cpu) {
-    if (CPU_ISSET(cpu, &allowed)) cpus[static_cast<std::size_t>(found++)] = cpu;
-  }
+  const auto two = test::two_allowed_cpus();
+  if (!two) GTEST_SKIP() << "needs two CPUs, one shard each";
+  const std::array<int, 2> cpus = *two;
   manual_clock clock;
   engine eng{engine_options{.time = &clock}};
   context ctx{eng, "ctx"};

@@ -5,6 +5,9 @@
 
 #include <sched.h>
 
+#include <array>
+#include <optional>
+
 namespace floodgate::test {
 
 /** For its scope, binds the calling thread to the CPU it runs on (sched_setaffinity), and gives
@@ -36,5 +39,18 @@ class cpu_pin {
   cpu_set_t before_{};
   bool pinned_ = false;
 };
+
+/// The first two CPUs this process may run on, or nothing when it may run on fewer.
+inline std::optional<std::array<int, 2>> two_allowed_cpus() noexcept {
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0 || CPU_COUNT(&allowed) < 2) {
+    return std::nullopt;
+  }
+  std::array<int, 2> cpus{};
+  for (int cpu = 0, found = 0; cpu < CPU_SETSIZE && found < 2; ++cpu) {
+    if (CPU_ISSET(cpu, &allowed)) cpus[static_cast<std::size_t>(found++)] = cpu;
+  }
+  return cpus;
+}
 
 }  // namespace floodgate::test
