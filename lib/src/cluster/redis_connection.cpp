@@ -1,5 +1,6 @@
 #include "cluster/redis_connection.hpp"
 
+#include "cluster/socket_wait.hpp"
 #include "cluster/tls_channel.hpp"
 
 #include <hiredis/hiredis.h>
