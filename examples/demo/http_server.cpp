@@ -48,6 +48,72 @@ http::status parse_error_status(const boost::system::error_code& ec) {
   return http::status::unknown;
 }
 
+/// RFC 3986's unreserved and sub-delims characters: what a host name may hold besides `%XX`.
+bool host_char(char c) {
+  constexpr std::string_view others = "-._~!$&'()*+,;=";
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+         others.find(c) != std::string_view::npos;
+}
+
+bool hex_digit(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+/** Whether `v` is a Host field value (RFC 9110 section 7.2): `uri-host [ ":" port ]`, the host
+    an IP literal in brackets or a name of RFC 3986's characters (percent-encoded ones too); a
+    `port` is digits, maybe none. Empty is valid: a target without an authority sends it so. */
+bool valid_host(std::string_view v) {
+  std::size_t end = 0;  // where the host ends
+  if (!v.empty() && v.front() == '[') {
+    end = v.find(']');
+    if (end == std::string_view::npos || end == 1) return false;
+    for (const char c : v.substr(1, end - 1)) {
+      if (!host_char(c) && c != ':') return false;
+    }
+    ++end;
+  } else {
+    for (; end < v.size() && v[end] != ':'; ++end) {
+      if (v[end] == '%') {
+        if (end + 2 >= v.size() || !hex_digit(v[end + 1]) || !hex_digit(v[end + 2])) return false;
+        end += 2;
+      } else if (!host_char(v[end])) {
+        return false;
+      }
+    }
+  }
+  if (end == v.size()) return true;
+  if (v[end] != ':') return false;
+  for (const char c : v.substr(end + 1)) {
+    if (c < '0' || c > '9') return false;
+  }
+  return true;
+}
+
+/** Whether the request-target has one of the four forms of RFC 9112 section 3.2: origin form
+    (`/path?query`), absolute form (`scheme:...`), authority form (`host:port`, CONNECT only) or
+    asterisk form (`*`, OPTIONS only). */
+bool valid_target(http::verb method, std::string_view target) {
+  if (method == http::verb::connect) {  // authority form only, with a port
+    const std::size_t bracket = target.rfind(']');
+    const std::size_t colon = target.rfind(':');
+    return valid_host(target) && colon != std::string_view::npos &&
+           (bracket == std::string_view::npos || colon > bracket);
+  }
+  if (!target.empty() && target.front() == '/') return true;
+  if (method == http::verb::options && target == "*") return true;
+  // scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ), then ":"
+  const std::size_t colon = target.find(':');
+  if (colon == 0 || colon == std::string_view::npos) return false;
+  for (std::size_t i = 0; i < colon; ++i) {
+    const char c = target[i];
+    const bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+    if (!alpha && (i == 0 || ((c < '0' || c > '9') && c != '+' && c != '-' && c != '.'))) {
+      return false;
+    }
+  }
+  return true;
+}
+
 /** The status for a request whose header frames it ambiguously, or `unknown` if it is sound.
     Beast takes the body's length from a Transfer-Encoding whose last coding is `chunked`, else
     from Content-Length, else reads none; a proxy in front that reads the same header otherwise
@@ -56,12 +122,20 @@ http::status parse_error_status(const boost::system::error_code& ec) {
     - it carries Transfer-Encoding in HTTP/1.0, together with Content-Length, or with a last
       coding other than `chunked` or `chunked` twice: 400;
     - it asks for a coding other than `chunked` (gzip, ...), which this server does not decode: 501;
-    - it carries two Host fields, or none in HTTP/1.1 (section 3.2): 400. An HTTP/1.0 request
-      without Host is served: that version did not require it. */
+    - it carries two Host fields, or none in HTTP/1.1, or one whose value is not a host
+      (section 3.2): 400. An HTTP/1.0 request without Host is served: that version did not
+      require it;
+    - its request-target has none of the forms of section 3.2 (`GET hello`, `GET *`): 400. */
 http::status framing_error(const http::request_parser<http::string_body>& parser) {
   const auto& fields = parser.get();
   const std::size_t hosts = fields.count(http::field::host);
   if (hosts > 1 || (hosts == 0 && fields.version() >= 11)) {
+    return http::status::bad_request;
+  }
+  if (hosts == 1 && !valid_host(fields[http::field::host])) {
+    return http::status::bad_request;
+  }
+  if (!valid_target(fields.method(), fields.target())) {
     return http::status::bad_request;
   }
   const auto encodings = fields.equal_range(http::field::transfer_encoding);

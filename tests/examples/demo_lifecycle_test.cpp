@@ -137,6 +137,16 @@ TEST_F(DemoTest, MalformedRequestsAreRefusedWithoutTouchingStatistics) {
   // RFC 9112 section 3.2: an HTTP/1.1 request must name its host, once.
   EXPECT_EQ(refused("GET /hello HTTP/1.1\r\nConnection: close\r\n\r\n").status, 400u);
   EXPECT_EQ(refused("GET /hello HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n").status, 400u);
+  // ... whose value is a host (an audit: these were served and counted in `GET:/hello`).
+  for (const char* host : {"a b", "a/b", "x@y", "[::1", "[]", "a\tb", "h:8o", "a%2", "a%zz"}) {
+    EXPECT_EQ(refused("GET /hello HTTP/1.1\r\nHost: " + std::string(host) + "\r\n\r\n").status,
+              400u)
+        << host;
+  }
+  // A request-target of none of section 3.2's forms (these were counted in `<unmatched>`).
+  for (const char* line : {"GET hello", "GET *", "GET :x", "GET 1a:b", "CONNECT x", "CONNECT /x"}) {
+    EXPECT_EQ(refused(std::string(line) + " HTTP/1.1\r\nHost: x\r\n\r\n").status, 400u) << line;
+  }
   EXPECT_EQ(
       refused("GET /hello HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(9000, 'a') + "\r\n\r\n")
           .status,
@@ -148,6 +158,17 @@ TEST_F(DemoTest, MalformedRequestsAreRefusedWithoutTouchingStatistics) {
   // Just under the limits is fine, and HTTP/1.0 did not require Host.
   EXPECT_EQ(get("/hello", {{"X-Big", std::string(7000, 'a')}}).status, 200u);
   EXPECT_EQ(refused("GET /hello HTTP/1.0\r\n\r\n").status, 200u);
+  // Every form of a host, and of a target, that RFC 9112 allows is served.
+  for (const char* host :
+       {"", "example.com:80", "127.0.0.1", "[::1]:8080", "[v1.x]", "a%41-b_~!$&'()*+,;=:"}) {
+    EXPECT_EQ(refused("GET /hello HTTP/1.1\r\nHost: " + std::string(host) + "\r\n\r\n").status,
+              200u)
+        << host;
+  }
+  EXPECT_EQ(refused("GET http://x/hello HTTP/1.1\r\nHost: x\r\n\r\n").status, 200u);
+  EXPECT_EQ(refused("OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n").status, 404u);
+  EXPECT_EQ(refused("CONNECT x:443 HTTP/1.1\r\nHost: x:443\r\n\r\n").status, 404u);
+  EXPECT_EQ(refused("CONNECT [::1]:443 HTTP/1.1\r\nHost: x\r\n\r\n").status, 404u);
 }
 
 // A response to HEAD has no body: one that carried one was read by a keep-alive client as the
