@@ -35,7 +35,8 @@ void BM_WarmUpController_Check(benchmark::State& state) {
   std::uint64_t i = 0;
   for (auto _ : state) {
     now_ms += (++i % 1024) == 0 ? 1 : 0;
-    benchmark::DoNotOptimize(c.check({now_ms, now_ms * 1'000'000, 1, false, 500}, node));
+    flow::flow_booking booking;
+    benchmark::DoNotOptimize(c.check({now_ms, now_ms * 1'000'000, 1, false, 500}, node, booking));
   }
 }
 BENCHMARK(BM_WarmUpController_Check);

@@ -27,7 +27,7 @@ class flow_controller {
       case 0:
         return std::get_if<0>(&impl_)->check(req, node, can_hold, booking);
       case 1:
-        return std::get_if<1>(&impl_)->check(req, *node.stats);
+        return std::get_if<1>(&impl_)->check(req, *node.stats, booking);
       case 2:
         return std::get_if<2>(&impl_)->check(req, booking);
       case 3:
@@ -58,12 +58,15 @@ class flow_controller {
     }
   }
 
-  /// Gives back a throttling place (flow_booking::queued) of a request blocked later.
+  /// Gives back a throttling place or a spaced cold pass (flow_booking::queued) of a request
+  /// blocked later.
   void unqueue(std::int64_t from_ns, std::int64_t to_ns) noexcept {
     if (auto* c = std::get_if<throttling_controller>(&impl_)) {
       c->unqueue(from_ns, to_ns);
     } else if (auto* w = std::get_if<warm_up_throttling_controller>(&impl_)) {
       w->unqueue(from_ns, to_ns);
+    } else if (auto* u = std::get_if<warm_up_controller>(&impl_)) {
+      u->unqueue(from_ns, to_ns);
     }
   }
 

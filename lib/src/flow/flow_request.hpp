@@ -81,7 +81,8 @@ struct flow_booking {
   /// The pass was booked into a coming window of the node (prioritized borrowing): the statistic
   /// slot must not count it again (entry_tokens::pass_booked).
   bool pass_booked = false;
-  /// A throttling rule moved its schedule from `queue_from_ns` to `queue_to_ns` for this entry.
+  /// A throttling rule (or a warm-up rule spacing cold passes) moved its schedule from
+  /// `queue_from_ns` to `queue_to_ns` for this entry.
   bool queued = false;
   std::int64_t queue_from_ns = 0;
   std::int64_t queue_to_ns = 0;

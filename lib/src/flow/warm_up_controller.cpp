@@ -25,7 +25,8 @@ warm_up_controller::warm_up_controller(double count, std::int32_t warm_up_period
     : count_(count),
       // Sentinel's configuration falls back to 3 for a cold factor <= 1.
       cold_factor_(cold_factor > 1 ? cold_factor : default_cold_factor),
-      last_filled_ms_(never_filled) {
+      last_filled_ms_(never_filled),
+      last_spaced_ns_(never_filled) {
   warning_token_ = java_int(warm_up_period_sec * count) / (cold_factor_ - 1);
   max_token_ = warning_token_ + java_int(2.0 * warm_up_period_sec * count / (1.0 + cold_factor_));
   slope_ = max_token_ > warning_token_ && count > 0
@@ -67,22 +68,45 @@ double warm_up_controller::allowed_qps(std::int64_t tokens) const noexcept {
     return count_;
   }
   if (std::isinf(slope_)) {
-    return std::numeric_limits<double>::quiet_NaN();  // Java: 0 * Infinity
+    return count_;  // no room to warm up (Sentinel: 0 * Infinity, a NaN that blocks everything)
   }
   const double above = static_cast<double>(tokens - warning_token_);
   return std::nextafter(1.0 / (above * slope_ + 1.0 / count_),
                         std::numeric_limits<double>::infinity());
 }
 
-slot_verdict warm_up_controller::check(const flow_request& req,
-                                       const stat::statistic_node& node) noexcept {
+slot_verdict warm_up_controller::check(const flow_request& req, const stat::statistic_node& node,
+                                       flow_booking& booking) noexcept {
   const std::int64_t passes = java_long(node.pass_qps(req.now_ms));
   sync_token(req.now_ms, java_long(node.previous_pass_qps(req.now_ms)));
   const double limit = allowed_qps(stored_tokens());
   if (static_cast<double>(passes + req.acquire) <= limit) {
     return slot_verdict::pass();
   }
-  return flow_blocked(window_retry_after_ms(node, req.now_ms, req.acquire, limit));
+  const auto acquire = static_cast<double>(req.acquire);
+  if (!(limit < acquire && acquire <= count_)) {
+    return flow_blocked(window_retry_after_ms(node, req.now_ms, req.acquire, limit));
+  }
+  // A cold limit the window cannot hold (under `acquire` a second): one pass per `cost`.
+  const auto cost = static_cast<std::int64_t>(std::ceil(acquire / limit * 1e9));
+  std::int64_t last = last_spaced_ns_.load(std::memory_order_acquire);
+  while (last == never_filled || last + cost <= req.now_ns) {
+    if (last_spaced_ns_.compare_exchange_weak(last, req.now_ns, std::memory_order_acq_rel,
+                                              std::memory_order_acquire)) {
+      booking.queued = true;
+      booking.queue_from_ns = last;
+      booking.queue_to_ns = req.now_ns;
+      return slot_verdict::pass();
+    }
+  }
+  const std::int64_t wait_ns = last + cost - req.now_ns;
+  return flow_blocked(std::max<std::int64_t>((wait_ns + 999'999) / 1'000'000, 1));
+}
+
+void warm_up_controller::unqueue(std::int64_t from_ns, std::int64_t to_ns) noexcept {
+  std::int64_t expected = to_ns;
+  last_spaced_ns_.compare_exchange_strong(expected, from_ns, std::memory_order_acq_rel,
+                                          std::memory_order_acquire);
 }
 
 }  // namespace floodgate::flow

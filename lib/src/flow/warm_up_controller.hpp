@@ -27,8 +27,13 @@ namespace floodgate::flow {
     Example: count 10, period 10 s → warning token 50, max token 100, slope 0.004, a cold limit of
     3.33 QPS.
 
-    If `period * count < 2` there is no room to warm up (`max_token == warning_token == 0`) and,
-    as in Sentinel, every entry is blocked.
+    Two departures from Sentinel, where its rule never admits anything and so never warms up:
+    - a cold limit under one entry a second (count 2, period 2 s: 0.67 QPS), which a one-second
+      window can never hold, admits entries spaced `acquire / limit` seconds apart instead (as
+      throttling does), so the passes drain the bucket and the limit reaches `count`;
+    - if `period * count < 2` there is no room to warm up (`max_token == warning_token == 0`;
+      Sentinel's limit is NaN): the limit is `count`, as warm-up throttling's already was.
+    An `acquire` over `count` is blocked whatever the tokens, as a reject rule blocks it.
 
     @par Thread Safety
     Lock-free. The once-per-second refill is claimed by one thread with a compare-and-swap on the
@@ -41,14 +46,20 @@ class warm_up_controller {
   warm_up_controller(double count, std::int32_t warm_up_period_sec,
                      int cold_factor = default_cold_factor) noexcept;
 
-  /// Sentinel's canPass against `node`'s pass QPS and previous-second passes.
-  slot_verdict check(const flow_request& req, const stat::statistic_node& node) noexcept;
+  /** Sentinel's canPass against `node`'s pass QPS and previous-second passes. A pass spaced
+      under a cold limit below one entry a second is booked (`booking.queued`): unqueue() gives
+      it back when a later rule blocks the entry. */
+  slot_verdict check(const flow_request& req, const stat::statistic_node& node,
+                     flow_booking& booking) noexcept;
+
+  /// Gives back a spaced pass (flow_booking::queued) of an entry blocked later.
+  void unqueue(std::int64_t from_ns, std::int64_t to_ns) noexcept;
 
   /** Refills and drains the bucket once per second (Sentinel's syncToken). `previous_pass_qps`
       is the passes of the previous whole second. */
   void sync_token(std::int64_t now_ms, std::int64_t previous_pass_qps) noexcept;
 
-  /// The QPS limit with `tokens` stored (NaN when the bucket has no room to warm up).
+  /// The QPS limit with `tokens` stored (`count` when the bucket has no room to warm up).
   double allowed_qps(std::int64_t tokens) const noexcept;
 
   /// The bucket's parameters (see the class comment) and its current content.
@@ -71,6 +82,7 @@ class warm_up_controller {
   double slope_;
   alignas(64) std::atomic<std::int64_t> stored_tokens_{0};
   std::atomic<std::int64_t> last_filled_ms_;
+  std::atomic<std::int64_t> last_spaced_ns_;  ///< the last pass spaced under a sub-1 cold limit
 };
 
 }  // namespace floodgate::flow

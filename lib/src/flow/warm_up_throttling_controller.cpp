@@ -2,8 +2,6 @@
 
 #include "java_cast.hpp"
 
-#include <cmath>
-
 namespace floodgate::flow {
 
 slot_verdict warm_up_throttling_controller::check(const flow_request& req,
@@ -13,10 +11,7 @@ slot_verdict warm_up_throttling_controller::check(const flow_request& req,
   if (req.acquire == 0) {
     return slot_verdict::pass();
   }
-  double rate = bucket_.allowed_qps(bucket_.stored_tokens());
-  if (std::isnan(rate)) {
-    rate = bucket_.count();
-  }
+  const double rate = bucket_.allowed_qps(bucket_.stored_tokens());  // count without room to warm
   if (!(rate > 0)) {
     return flow_blocked(0);
   }

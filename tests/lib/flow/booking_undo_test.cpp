@@ -62,6 +62,25 @@ TEST_F(BookingUndo, AQueuedPlaceIsGivenBackWhenAnOpenBreakerBlocks) {
   EXPECT_EQ(e.wait(), 100ms) << "queued behind the first request only, not behind the blocked one";
 }
 
+TEST_F(BookingUndo, AWarmUpRulesSpacedColdPassIsGivenBackWhenALaterRuleBlocks) {
+  // Count 2 over 2 s starts at 0.67 QPS: one pass every 1.5 s while cold.
+  const flow_rule warm{.resource = "res",
+                       .count = 2,
+                       .behavior = control_behavior::warm_up,
+                       .warm_up_period_sec = 2};
+  clock.set_ms(1'000'000);
+  ASSERT_TRUE(eng.load_rules({.flow = {warm, {.resource = "res", .count = 0}}}));
+  auto blocked = eng.enter(ctx, "res");
+  ASSERT_TRUE(blocked.blocked());
+  EXPECT_EQ(blocked.block().rule_index, 1);
+  ASSERT_TRUE(eng.load_rules({.flow = {warm}}));  // the warm-up rule's state carries over
+  clock.advance_ms(10);
+  auto e = eng.enter(ctx, "res");
+  EXPECT_TRUE(e) << "the blocked request's spaced pass was given back";
+  auto next = eng.enter(ctx, "res");
+  EXPECT_TRUE(next.blocked());
+}
+
 TEST(ThrottlingUnqueue, APlaceWithARequestQueuedBehindItIsKept) {
   flow::throttling_controller c{10, 1000};
   const std::int64_t t = 1'000'000'000'000;

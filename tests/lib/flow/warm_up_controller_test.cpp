@@ -28,6 +28,11 @@ struct node_state {
 
 bool passes(const slot_verdict& v) { return v.outcome == slot_verdict::kind::pass; }
 
+slot_verdict check(warm_up_controller& c, std::int64_t ms, const stat::statistic_node& n) {
+  flow_booking booking;
+  return c.check(at(ms), n, booking);
+}
+
 TEST(WarmUpController, TokensAndSlopeFollowSentinelsFormulas) {
   warm_up_controller c{10, 10};
   EXPECT_EQ(c.warning_token(), 50);
@@ -47,12 +52,12 @@ TEST(WarmUpController, PassesAndBlocksAsSentinelsTest) {
   const std::int64_t t = second + 600;
   // passQps 8, previous 1: the first sync fills the bucket to 100, minus 1; limit ≈ 3.38.
   node_state busy{t, 1, 8};
-  EXPECT_FALSE(passes(c.check(at(t), busy.node)));
+  EXPECT_FALSE(passes(check(c, t, busy.node)));
   EXPECT_EQ(c.stored_tokens(), 99);
   EXPECT_NEAR(c.allowed_qps(99), 3.378, 1e-3);
   // passQps 1, previous 1: passes.
   node_state quiet{t, 1, 1};
-  EXPECT_TRUE(passes(c.check(at(t), quiet.node)));
+  EXPECT_TRUE(passes(check(c, t, quiet.node)));
 
   // 10 QPS for 10 s, checked every 100 ms: 99 → 89 → … → 49, then refill = drain at 49.
   stat::statistic_node steady;
@@ -60,7 +65,7 @@ TEST(WarmUpController, PassesAndBlocksAsSentinelsTest) {
   std::vector<std::int64_t> per_second;
   for (std::int64_t ms = t; ms < t + 10'000; ms += 100) {
     steady.add_pass(ms, 1);
-    c.check(at(ms), steady);
+    check(c, ms, steady);
     if ((ms - t) % 1000 == 900) per_second.push_back(c.stored_tokens());
   }
   EXPECT_EQ(per_second, (std::vector<std::int64_t>{89, 79, 69, 59, 49, 49, 49, 49, 49, 49}));
@@ -68,19 +73,82 @@ TEST(WarmUpController, PassesAndBlocksAsSentinelsTest) {
   // Below the warning token the limit is count: passQps 8 passes, 10 is blocked.
   const std::int64_t later = t + 10'000;
   node_state eight{later, 10, 8};
-  EXPECT_TRUE(passes(c.check(at(later), eight.node)));
+  EXPECT_TRUE(passes(check(c, later, eight.node)));
   node_state ten{later, 10, 10};
-  const auto v = c.check(at(later), ten.node);
+  const auto v = check(c, later, ten.node);
   ASSERT_FALSE(passes(v));
   EXPECT_EQ(v.block.reason, block_reason::flow);
   EXPECT_GE(v.block.retry_after.count(), 1);
 }
 
-TEST(WarmUpController, WithoutRoomToWarmUpEveryEntryIsBlocked) {
-  // period * count < 2: warning token = max token = 0, as in Sentinel (a NaN limit).
-  warm_up_controller c{0.5, 1};
+// Sentinel's limit is NaN there (0 * Infinity), which blocked every entry for ever.
+TEST(WarmUpController, WithoutRoomToWarmUpTheLimitIsCount) {
+  // period * count < 2: warning token = max token = 0.
+  warm_up_controller one{1, 1};
+  ASSERT_EQ(one.max_token(), 0);
+  EXPECT_DOUBLE_EQ(one.allowed_qps(0), 1);
   stat::statistic_node n;
-  EXPECT_FALSE(passes(c.check(at(second), n)));
+  ASSERT_TRUE(passes(check(one, second, n)));
+  n.add_pass(second, 1);
+  EXPECT_FALSE(passes(check(one, second + 500, n)));
+  EXPECT_TRUE(passes(check(one, second + 1000, n)));
+  // A count under one entry a second blocks every entry, as a reject rule's does.
+  warm_up_controller half{0.5, 1};
+  stat::statistic_node m;
+  EXPECT_FALSE(passes(check(half, second, m)));
+  EXPECT_FALSE(passes(check(half, second + 5000, m)));
+}
+
+/// The times (ms from the start) at which a flood checked every 10 ms from cold passes.
+std::vector<std::int64_t> flood_pass_times(warm_up_controller& c, std::int64_t duration_ms) {
+  stat::statistic_node n;
+  std::vector<std::int64_t> times;
+  for (std::int64_t ms = 0; ms < duration_ms; ms += 10) {
+    const std::int64_t now = second + ms;
+    const slot_verdict v = check(c, now, n);
+    if (passes(v)) {
+      n.add_pass(now, 1);
+      times.push_back(ms);
+    } else {
+      EXPECT_GE(v.block.retry_after.count(), 1) << ms;
+    }
+  }
+  return times;
+}
+
+// An audit: count 2 with a 2 s warm-up started at 0.67 QPS, which a one-second window never
+// holds (0 + 1 > 0.67), so nothing passed, no token drained, and the rule never warmed up.
+TEST(WarmUpController, AColdLimitUnderOneASecondSpacesPassesAndWarmsUpToCount) {
+  warm_up_controller c{2, 2};
+  ASSERT_NEAR(c.allowed_qps(c.max_token()), 2.0 / 3, 1e-9);
+  // Tokens 4 (0.67 QPS): a pass at once; the next second 3 (1 QPS); then 2, the warning token:
+  // `count` a second.
+  EXPECT_EQ(flood_pass_times(c, 5000),
+            (std::vector<std::int64_t>{0, 1000, 2000, 2010, 3000, 3010, 4000, 4010}));
+}
+
+// Count 1 over 10 s: warning token 5, max token 10, slope 0.4. Each pass is spaced by 1 / limit
+// at the tokens of its second: 10 → 1/3 QPS (the first pass), 9 → 2.6 s, 8 → 2.2 s, 7 → 1.8 s,
+// 6 → 1.4 s; a second with a pass drains one token the next; at 5 the limit is `count`.
+TEST(WarmUpController, ColdPassesAreSpacedByTheLimitAsTheBucketDrains) {
+  warm_up_controller c{1, 10};
+  ASSERT_EQ(c.warning_token(), 5);
+  ASSERT_EQ(c.max_token(), 10);
+  EXPECT_EQ(flood_pass_times(c, 12000),
+            (std::vector<std::int64_t>{0, 2600, 4800, 6600, 8000, 9000, 10000, 11000}));
+}
+
+TEST(WarmUpController, ASpacedColdPassGivenBackLetsTheNextEntryPass) {
+  warm_up_controller c{2, 2};
+  stat::statistic_node n;
+  flow_booking first;
+  ASSERT_TRUE(passes(c.check(at(second), n, first)));
+  ASSERT_TRUE(first.queued);
+  flow_booking second_try;
+  EXPECT_FALSE(passes(c.check(at(second + 10), n, second_try)));
+  c.unqueue(first.queue_from_ns, first.queue_to_ns);  // a later rule blocked the first entry
+  flow_booking third;
+  EXPECT_TRUE(passes(c.check(at(second + 20), n, third)));
 }
 
 // The reference curve: Sentinel's token arithmetic, second by second, from the passes admitted.
@@ -117,7 +185,7 @@ TEST(WarmUpController, FloodFromColdFollowsTheCurveAndReachesCountAfterTheWarmUp
     std::int64_t admitted = 0;
     for (int ms = 0; ms < 1000; ++ms) {
       const std::int64_t now = second + s * 1000 + ms;
-      if (passes(c.check(at(now), n))) {
+      if (passes(check(c, now, n))) {
         n.add_pass(now, 1);
         ++admitted;
       }
