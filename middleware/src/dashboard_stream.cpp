@@ -1,5 +1,7 @@
 #include <floodgate/beast/dashboard_stream.hpp>
 
+#include "tick_grid.hpp"
+
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/dispatch.hpp>
@@ -13,6 +15,7 @@
 #include <deque>
 #include <list>
 #include <mutex>
+#include <stdexcept>
 #include <vector>
 
 #if defined(__linux__)
@@ -100,7 +103,9 @@ struct dashboard_stream::hub : std::enable_shared_from_this<hub> {
     return std::chrono::steady_clock::now().time_since_epoch();
   }
 
-  /// The next tick, `interval` after the previous one (no drift). On the strand.
+  /** The next tick, `interval` after the previous one (no drift); ticks missed in a stall are
+      skipped, not sent in a burst (each snapshot counts what happened since the one before, so
+      a burst spread a stall's traffic over points a millisecond apart). On the strand. */
   void schedule() {
     if (options.timers != nullptr) {
       tick_handle = options.timers->schedule(
@@ -113,7 +118,8 @@ struct dashboard_stream::hub : std::enable_shared_from_this<hub> {
           });
       return;
     }
-    timer.expires_at(timer.expiry() + options.interval);
+    timer.expires_at(
+        detail::next_tick(timer.expiry(), std::chrono::steady_clock::now(), options.interval));
     timer.async_wait([self = shared_from_this()](boost::system::error_code ec) {
       if (!ec && !self->stopped) self->tick();
     });
@@ -269,7 +275,11 @@ struct dashboard_stream::hub : std::enable_shared_from_this<hub> {
 
 dashboard_stream::dashboard_stream(asio::any_io_executor executor, snapshot_source source,
                                    dashboard_stream_options options)
-    : hub_(std::make_shared<hub>(executor, std::move(source), options)) {}
+    : hub_(std::make_shared<hub>(executor, std::move(source), options)) {
+  if (options.interval <= std::chrono::milliseconds::zero()) {
+    throw std::invalid_argument("dashboard_stream_options::interval must be positive");
+  }
+}
 
 dashboard_stream::~dashboard_stream() { stop(); }
 

@@ -226,7 +226,6 @@ class Browser:
                 out.append("exception: %s" % p["exceptionDetails"].get("exception", {}).get(
                     "description", p["exceptionDetails"].get("text")))
             elif m == "Log.entryAdded" and p["entry"]["level"] == "error" and \
-                    "favicon" not in p["entry"].get("url", "") and \
                     "ERR_CONNECTION_REFUSED" not in p["entry"]["text"]:
                 out.append("console: %s" % p["entry"]["text"])
             elif m == "Page.javascriptDialogOpening":

@@ -3,6 +3,8 @@
 #include <floodgate/chain/clock.hpp>
 #include <floodgate/chain/timer_queue.hpp>
 
+#include "tick_grid.hpp"
+
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -14,6 +16,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -304,6 +307,26 @@ TEST_F(DashboardStreamTest, StopClosesEverySubscriberAndCallsTheSourceNoMore) {
   EXPECT_EQ(built_, built);
   auto late = subscribe();
   EXPECT_TRUE(closed(*late));
+}
+
+// An audit: after the process stalled 3.6 s, the Asio timer fired every missed tick at once
+// (snapshots a millisecond apart, each counting traffic "since the previous one").
+TEST(TickGrid, ALateTimerSkipsTheTicksItMissedAndKeepsItsPhase) {
+  using tp = std::chrono::steady_clock::time_point;
+  const tp start{std::chrono::seconds(100)};
+  EXPECT_EQ(detail::next_tick(start, start + 3ms, 1000ms), start + 1000ms);  // on time
+  EXPECT_EQ(detail::next_tick(start, start + 3663ms, 1000ms), start + 4000ms);
+  EXPECT_EQ(detail::next_tick(start, start + 1000ms, 1000ms), start + 2000ms);
+  EXPECT_EQ(detail::next_tick(start, start + 999ms, 1000ms), start + 1000ms);
+}
+
+TEST(DashboardStreamOptions, AnIntervalThatIsNotPositiveIsRejected) {
+  asio::io_context io;
+  const auto source = [] { return std::string("{}"); };
+  EXPECT_THROW(dashboard_stream(io.get_executor(), source, {.interval = 0ms}),
+               std::invalid_argument);
+  EXPECT_THROW(dashboard_stream(io.get_executor(), source, {.interval = -5ms}),
+               std::invalid_argument);
 }
 
 }  // namespace

@@ -21,6 +21,7 @@ struct dashboard_stream_options {
   std::size_t max_subscribers = 16;
   /// Snapshots kept and sent first to a new subscriber: 5 minutes at one a second.
   std::size_t history = 300;
+  /// Between two snapshots; positive (the constructor throws `invalid_argument` otherwise).
   std::chrono::milliseconds interval{1000};
   /** A subscriber that has not kept up for this long when a snapshot is published is dropped:
       its write has been pending that long, or (Linux) at every tick since, its socket held more
