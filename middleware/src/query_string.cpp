@@ -11,11 +11,12 @@ int hex_value(char c) noexcept {
   return -1;
 }
 
-/// Calls out(char) for each decoded character of `s`; a malformed escape is kept as is.
+/// Calls out(char) for each decoded character of `s`; a malformed escape is kept as is. `+` is
+/// a space in a query (form encoding), itself in a path.
 template <class Out>
-void decode(std::string_view s, Out&& out) {
+void decode(std::string_view s, Out&& out, bool plus_is_space = true) {
   for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '+') {
+    if (s[i] == '+' && plus_is_space) {
       out(' ');
     } else if (s[i] == '%' && i + 2 < s.size() && hex_value(s[i + 1]) >= 0 &&
                hex_value(s[i + 2]) >= 0) {
@@ -73,6 +74,16 @@ std::optional<std::string_view> find_query_param(std::string_view target, std::s
     return std::string_view{scratch};
   }
   return std::nullopt;
+}
+
+std::string_view decode_path_segment(std::string_view segment, std::string& scratch) {
+  if (segment.find('%') == std::string_view::npos) {
+    return segment;
+  }
+  scratch.clear();
+  decode(
+      segment, [&](char c) { scratch.push_back(c); }, /*plus_is_space=*/false);
+  return std::string_view{scratch};
 }
 
 }  // namespace floodgate::beast

@@ -284,6 +284,20 @@ TEST_F(GuardTest, ParamFlowByQueryDecodesTheValue) {
   EXPECT_EQ(call(g, get("/hello?other=a")).status, 200u);
 }
 
+// An audit: a path parameter was taken raw, so `/status/2%300` was another value than
+// `/status/200` and a per-value limit was sidestepped by encoding a character.
+TEST_F(GuardTest, ParamFlowByPathDecodesTheValue) {
+  param_flow_rule rule{.resource = "GET:/status/{code}",
+                       .param = param_selector{param_source::path, "code"},
+                       .count = 1};
+  auto& eng = make_engine({.param_flow = {rule}});
+  auto g = guard(eng, options_, counting_handler{});
+  EXPECT_EQ(call(g, get("/status/200")).status, 200u);
+  EXPECT_EQ(call(g, get("/status/2%300")).status, 429u);
+  EXPECT_EQ(call(g, get("/status/%32%30%30")).status, 429u);
+  EXPECT_EQ(call(g, get("/status/201")).status, 200u);
+}
+
 TEST_F(GuardTest, ParamFlowByClientIpBelievesOnlyTrustedProxies) {
   param_flow_rule rule{
       .resource = "GET:/hello", .param = param_selector{param_source::client_ip, ""}, .count = 1};

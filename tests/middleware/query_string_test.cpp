@@ -34,5 +34,16 @@ TEST(QueryString, IgnoresTheFragment) {
   EXPECT_EQ(find_query_param("/p?x=1#&a=2", "a", scratch), std::nullopt);
 }
 
+// An audit: `/users/a%62` and `/users/ab` were two values of a `path` parameter, so a per-value
+// paramFlow limit could be sidestepped by encoding a character.
+TEST(PathSegment, IsPercentDecodedAndKeepsPlus) {
+  std::string scratch;
+  EXPECT_EQ(decode_path_segment("a%62", scratch), "ab");
+  EXPECT_EQ(decode_path_segment("a+b%20c", scratch), "a+b c");
+  EXPECT_EQ(decode_path_segment("%zz%4", scratch), "%zz%4");  // malformed escapes kept
+  const std::string_view plain = "plain+value";
+  EXPECT_EQ(decode_path_segment(plain, scratch).data(), plain.data()) << "no copy when plain";
+}
+
 }  // namespace
 }  // namespace floodgate::beast

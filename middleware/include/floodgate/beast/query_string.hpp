@@ -1,4 +1,4 @@
-// Reading one parameter out of a request target's query string.
+// Reading one parameter out of a request target's query string, or decoding a path segment.
 #pragma once
 
 #include <optional>
@@ -13,5 +13,10 @@ namespace floodgate::beast {
     changed it. */
 std::optional<std::string_view> find_query_param(std::string_view target, std::string_view name,
                                                  std::string& scratch);
+
+/** A path segment (a `path` parameter's value) percent-decoded, so that `/users/a%62` and
+    `/users/ab` name the same value; `+` stays a plus, as in paths. A malformed escape is kept as
+    is. The result points into `segment`, or into `scratch` when decoding changed it. */
+std::string_view decode_path_segment(std::string_view segment, std::string& scratch);
 
 }  // namespace floodgate::beast

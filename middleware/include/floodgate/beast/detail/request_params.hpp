@@ -162,6 +162,9 @@ class request_params {
           break;
         case param_source::path:
           v = p.route_ != nullptr ? p.route_->param(s.name) : std::string_view{};
+          if (v.find('%') != std::string_view::npos) {
+            v = decode_path_segment(v, p.next_scratch());  // as query values are decoded
+          }
           break;
       }
       return v.empty() ? param_value{} : param_value{v};
