@@ -107,6 +107,8 @@ std::variant<demo_options, parse_failure> parse_options(int argc, const char* co
         return bad(flag, "not a port");
       }
     } else if (flag == "--rules") {
+      // An unset variable (`--rules "$RULES"`) must not start the example rules instead.
+      if (value.empty()) return bad(flag, "needs a file, not ''");
       o.rules = value;
     } else if (flag == "--threads") {
       if (!parse_number<unsigned>(value, o.threads, 1, 256)) return bad(flag, "must be 1..256");

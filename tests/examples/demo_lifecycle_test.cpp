@@ -61,6 +61,11 @@ TEST_F(DemoTest, UnknownFlagsAreRejected) {
   EXPECT_EQ(no_value.exit_code, 2);
   EXPECT_EQ(no_value.err.rfind("floodgate-demo: --origin-header: needs a value\n", 0), 0u)
       << no_value.err;
+  // An audit: `--rules ""` (an unset variable) started with examples/rules.yaml instead.
+  const demo_result no_file = run_demo({"--port", "0", "--admin-port", "0", "--rules", ""}, 30s);
+  EXPECT_EQ(no_file.exit_code, 2);
+  EXPECT_EQ(no_file.err.rfind("floodgate-demo: --rules: needs a file, not ''\n", 0), 0u)
+      << no_file.err;
   // A listen address is an IP address: a name used to fail at bind, exit 1, "Invalid argument".
   const demo_result name = run_demo({"--port", "0", "--admin-port", "0", "--address", "localhost"}, 30s);
   EXPECT_EQ(name.exit_code, 2);

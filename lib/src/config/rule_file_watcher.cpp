@@ -122,8 +122,10 @@ struct rule_file_watcher::impl : std::enable_shared_from_this<impl> {
     return status;
   }
 
-  /** Watches the directory of the path as given (rename-on-save, `..data` swaps) and, when the
-      path is a symlink, the directory of its current target (in-place edits there). */
+  /** Watches the directory of the path as given (rename-on-save, `..data` swaps), when the
+      path is a symlink the directory of its current target (in-place edits there), and for each
+      directory of the path that is a symlink (`conf/current/rules.yaml`, `current` swapped to
+      another directory) the directory holding that link. */
   void update_watches() {
     namespace fs = std::filesystem;
     const fs::path given(path);
@@ -133,6 +135,12 @@ struct rule_file_watcher::impl : std::enable_shared_from_this<impl> {
                                              p.filename().string()};
     };
     std::vector<detail::directory_watch::target> targets{target_of(given)};
+    fs::path prefix;
+    for (const fs::path& part : given.parent_path()) {
+      prefix /= part;
+      std::error_code link_ec;
+      if (fs::is_symlink(prefix, link_ec)) targets.push_back(target_of(prefix));
+    }
     std::error_code ec;
     const fs::path resolved = fs::canonical(given, ec);
     if (!ec) targets.push_back(target_of(resolved));
