@@ -316,10 +316,14 @@ TEST_F(AdminApiTest, RootServesTheSelfContainedDashboardPage) {
   EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
   EXPECT_NE(page.find("Chart.js v3"), std::string::npos) << "Chart.js is embedded";
   EXPECT_NE(page.find("/floodgate/stream"), std::string::npos);
-  // Nothing loaded from elsewhere: no src or href attribute at all, and a policy that only
-  // lets the page's own inline scripts run and only connects back to the admin listener.
+  // Nothing loaded from elsewhere: no src attribute, one href (an empty inline icon, so the
+  // browser does not ask for /favicon.ico), and a policy that only lets the page's own inline
+  // scripts run and only connects back to the admin listener.
   EXPECT_EQ(page.find(" src="), std::string::npos);
-  EXPECT_EQ(page.find(" href="), std::string::npos);
+  const std::size_t icon = page.find(R"( href="data:,")");
+  EXPECT_NE(icon, std::string::npos);
+  EXPECT_EQ(page.find(" href=", icon + 1), std::string::npos);
+  EXPECT_EQ(page.find(" href="), icon);
   const std::string csp(res["Content-Security-Policy"]);
   EXPECT_EQ(csp.rfind("default-src 'none'; script-src 'sha256-", 0), 0u) << csp;
   EXPECT_NE(csp.find("connect-src 'self'"), std::string::npos) << csp;
