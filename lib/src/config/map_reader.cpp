@@ -165,6 +165,20 @@ std::optional<double> map_reader::number(std::string_view key, presence p) {
   return v;
 }
 
+std::optional<double> map_reader::whole_number(std::string_view key, presence p) {
+  const YAML::Node* n = present(key, p);
+  if (n == nullptr) return std::nullopt;
+  std::optional<double> v;
+  if (plain(*n)) v = parse_double(n->Scalar());
+  if (!v || std::trunc(*v) != *v) return type_error(key, *n, "an integer"), std::nullopt;
+  constexpr double exact = 9'007'199'254'740'992.0;  // 2^53: every integer up to it is a double
+  if (std::fabs(*v) > exact) {
+    error(key, "must be an integer between -9007199254740992 and 9007199254740992");
+    return std::nullopt;
+  }
+  return v;
+}
+
 std::optional<std::int32_t> map_reader::integer(std::string_view key, presence p) {
   const YAML::Node* n = present(key, p);
   if (n == nullptr) return std::nullopt;

@@ -132,8 +132,8 @@ system_rule read_system(map_reader& m) {
   if (auto v = m.string("name")) r.name = *v;
   if (auto v = m.number("highestSystemLoad")) r.highest_system_load = *v;
   if (auto v = m.number("highestCpuUsage")) r.highest_cpu_usage = *v;
-  if (auto v = m.number("avgRt")) r.avg_rt = *v;
-  if (auto v = m.number("maxThread")) r.max_thread = *v;
+  if (auto v = m.whole_number("avgRt")) r.avg_rt = *v;  // Sentinel: long
+  if (auto v = m.whole_number("maxThread")) r.max_thread = *v;
   if (auto v = m.number("qps")) r.qps = *v;
   if (auto v = m.string("resource"); v && !v->empty()) {
     m.error("resource", "system rules are global; remove resource");
@@ -172,7 +172,8 @@ std::vector<param_flow_item> read_param_items(map_reader& m) {
     if (list_path.actual != list_path.canonical) item.prefer_aliases();
     param_flow_item out;
     if (auto v = item.string("value", presence::required)) out.value = *v;
-    read_number(item, "count", out.count, presence::required);
+    // Sentinel's ParamFlowItem count is an Integer.
+    if (auto v = item.whole_number("count", presence::required)) out.count = *v;
     item.string("classType");  // Sentinel's Java type name; values are matched as text
     if (item.has("value")) {
       const auto [first, inserted] = seen.emplace(out.value, i);

@@ -56,6 +56,10 @@ void validate(const param_flow_rule& rule, std::string_view path, std::vector<ru
     const std::string at = p + ".items[" + std::to_string(i) + "].count";
     check_count(rule.items[i].count, at, errors);
     check_bucket(rule.items[i].count, at);
+    if (std::isfinite(rule.items[i].count) &&
+        std::trunc(rule.items[i].count) != rule.items[i].count) {
+      errors.push_back({at, "must be an integer"});  // Sentinel's ParamFlowItem count: Integer
+    }
   }
 }
 

@@ -232,7 +232,8 @@ TEST(RuleFile, YamlAndJsonOutputReadBackToEqualRules) {
   r.flow[1].limit_app = "true";
   r.authority[1].limit_app = "123";
   r.authority[0].name = "quote \" backslash \\ newline \n tab \t bell \a é ✓";
-  r.param_flow[0].items.push_back({"# not a comment: {x}", 1.0 / 3});
+  r.param_flow[0].items.push_back({"# not a comment: {x}", 3});
+  r.param_flow[0].count = 1.0 / 3;
   r.degrade[1].count = 0.1;
   r.degrade[3].k = 1.0 / 3 + 1;
   for (const std::string& text : {to_yaml(r), to_json(r)}) {

@@ -51,6 +51,11 @@ INSTANTIATE_TEST_SUITE_P(
                    },
                    {{"paramFlow[0].items[0].count",
                      "must be at most 67108863 (for no limit, leave the rule out)"}}},
+        param_case{"FractionalItemCount",  // an Integer in Sentinel, and in the rule file
+                   [](param_flow_rule& r) {
+                     r.items = {{"vip", 1.5}};
+                   },
+                   {{"paramFlow[0].items[0].count", "must be an integer"}}},
         param_case{"CountAboveTheLargest",
                    [](param_flow_rule& r) { r.count = 1e20; },
                    {{"paramFlow[0].count",
@@ -59,15 +64,15 @@ INSTANTIATE_TEST_SUITE_P(
                    [](param_flow_rule& r) { r.count = 67'108'864; },
                    {{"paramFlow[0].count",
                      "must be at most 67108863 (for no limit, leave the rule out)"}}},
-        param_case{"BurstBeyondAValuesTokenWord",
-                   [](param_flow_rule& r) {
-                     r.count = 67'000'000;
-                     r.burst_count = 200'000;
-                     r.items = {{"vip", 1}, {"bulk", 67'100'000}};
-                   },
-                   {{"paramFlow[0].count", "with burstCount 200000 must be at most 67108863"},
-                    {"paramFlow[0].items[1].count",
-                     "with burstCount 200000 must be at most 67108863"}}},
+        param_case{
+            "BurstBeyondAValuesTokenWord",
+            [](param_flow_rule& r) {
+              r.count = 67'000'000;
+              r.burst_count = 200'000;
+              r.items = {{"vip", 1}, {"bulk", 67'100'000}};
+            },
+            {{"paramFlow[0].count", "with burstCount 200000 must be at most 67108863"},
+             {"paramFlow[0].items[1].count", "with burstCount 200000 must be at most 67108863"}}},
         param_case{"BurstDoesNotCountForThrottling",
                    [](param_flow_rule& r) {
                      r.count = 67'000'000;
