@@ -148,7 +148,7 @@ void map_reader::type_error(std::string_view key, const YAML::Node& value,
 std::optional<std::string> map_reader::string(std::string_view key, presence p) {
   const YAML::Node* n = present(key, p);
   if (n == nullptr) return std::nullopt;
-  if (!n->IsScalar()) return type_error(key, *n, "a string"), std::nullopt;
+  if (!textual(*n)) return type_error(key, *n, "a string"), std::nullopt;
   if (!valid_utf8(n->Scalar())) {
     error(key, "must be valid UTF-8 (check the escapes)");
     return std::nullopt;
@@ -205,6 +205,11 @@ std::optional<bool> map_reader::boolean(std::string_view key) {
 }
 
 bool map_reader::plain(const YAML::Node& node) { return node.IsScalar() && node.Tag() == "?"; }
+
+bool map_reader::textual(const YAML::Node& node) {
+  return node.IsScalar() &&
+         (node.Tag() == "?" || node.Tag() == "!" || node.Tag() == "tag:yaml.org,2002:str");
+}
 
 std::string map_reader::abbreviate(std::string_view text) {
   constexpr std::size_t max = 60;

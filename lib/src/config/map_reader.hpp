@@ -78,15 +78,20 @@ class map_reader {
                                   presence p = presence::optional) {
     const YAML::Node* n = present(key, p);
     if (n == nullptr) return std::nullopt;
-    if (!n->IsScalar()) return type_error(key, *n, "a name"), std::nullopt;
+    if (!textual(*n)) return type_error(key, *n, "a name"), std::nullopt;
     const std::string& text = n->Scalar();
     for (const auto& e : table.names) {
       if (equals_ignoring_case(text, e.name)) return e.value;
     }
-    if (table.numeric_codes && plain(*n)) {
+    if (table.numeric_codes) {
       if (auto code = parse_integer(text)) {
         for (const auto& e : table.names) {
-          if (static_cast<std::int64_t>(e.value) == *code) return e.value;
+          if (static_cast<std::int64_t>(e.value) != *code) continue;
+          if (plain(*n)) return e.value;
+          // Quoted, it is a string that only looks like the code (numbers refuse quotes too).
+          error(key, "a code is a number: write " + abbreviate(text) + " without quotes, or " +
+                         std::string(table.name_of(e.value)));
+          return std::nullopt;
         }
       }
     }
@@ -96,6 +101,10 @@ class map_reader {
 
   /// Whether `node` is an untagged plain scalar (numbers and booleans must be).
   static bool plain(const YAML::Node& node);
+  /** Whether `node` is text: a plain or quoted scalar, or one tagged `!!str`. Another tag
+      (`!!binary`, a local `!foo`) would be read as its undecoded text, so strings and names
+      refuse it, as numbers refuse any tag. */
+  static bool textual(const YAML::Node& node);
   /** `text` as a message quotes it: cut to a readable length, with `"`, `\` and control
       characters escaped (`\n`, `\x1b`), so a key or value from the file can neither end the
       quotes nor start a line of its own in the error output. */

@@ -355,6 +355,16 @@ TEST(RuleFile, AliasesCannotMultiplyTheDocumentWithoutBound) {
   EXPECT_EQ(r.errors[0].message.rfind("too many values", 0), 0u) << r.error_text();
 }
 
+TEST(RuleFile, AStringMayBeQuotedOrTaggedStr) {
+  const rule_set r = parse_ok(
+      "flow:\n  - {resource: !!str a, count: 1, limitApp: 'x', grade: !<tag:yaml.org,2002:str> "
+      "qps}\n");
+  ASSERT_EQ(r.flow.size(), 1u);
+  EXPECT_EQ(r.flow[0].resource, "a");
+  EXPECT_EQ(r.flow[0].limit_app, "x");
+  EXPECT_EQ(r.flow[0].grade, flow_grade::qps);
+}
+
 TEST(RuleFile, EveryWayOfWritingAKeyWithoutAValueStillLoads) {
   // A key with a null value, spelled as YAML allows: a `:` must follow each, wherever it is.
   const rule_set r = parse_ok(
