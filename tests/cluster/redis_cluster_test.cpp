@@ -251,6 +251,31 @@ TEST(RedisCluster, ARefusalMarksTheFleetShortForAWindowAndABucket) {
   EXPECT_EQ(ask(), ":" + std::to_string(lease_planner::window_ms + lease_planner::bucket_ms));
 }
 
+// An audit: back from an outage, the first instance was granted the count less its own fallback
+// passes, on top of the other instances' (166 passes in a window against 100). Its ask now also
+// records what the others' fallbacks may have let through, once per outage.
+TEST(RedisCluster, TheFirstAskBackFromAnOutageReservesTheOtherInstancesFallbacks) {
+  START_REDIS_OR_SKIP(redis);
+  using detail::lease_planner;
+  const std::string script =
+      "local function lease()" + std::string(detail::lease_script) + "end\nreturn lease()[1]";
+  const std::string key = "{test:recover}:window";
+  const auto ask = [&](int carried, int others) {  // limit 10, ask 10
+    return redis->command({"EVAL", script, "1", key, "10", "10", "0", "-1",
+                           std::to_string(lease_planner::bucket_ms),
+                           std::to_string(lease_planner::buckets), "0", std::to_string(carried),
+                           std::to_string(others)});
+  };
+  EXPECT_EQ(ask(3, 5), ":2");  // 10 - its own 3 - the others' 5
+  EXPECT_EQ(ask(1, 5), ":0");  // a second instance back: its own 1 only; the window is full
+  EXPECT_EQ(redis->command({"HEXISTS", key, "recovering"}), ":1");
+  // 3 + 5 + 2 + 1 = 11 passes in the buckets (the fields named by a number), the marks aside.
+  const std::string bucket_sum =
+      "local a = redis.call('HGETALL', KEYS[1]) local s = 0 "
+      "for i = 1, #a, 2 do if tonumber(a[i]) then s = s + tonumber(a[i + 1]) end end return s";
+  EXPECT_EQ(redis->command({"EVAL", bucket_sum, "1", key}), ":11");
+}
+
 // After a quiet spell, requests a few milliseconds apart far below the count: a refused request
 // sizes the next lease to the burst, so all but a few pass.
 TEST(RedisCluster, ABurstAfterAQuietSpellIsServedWithinAFewRoundTrips) {
@@ -1018,6 +1043,50 @@ bool is_lease_request(std::string_view request) {
 
 std::uint64_t lease_requests(const instance& inst, lease_result r) {
   return inst.adapter->status().lease_requests[static_cast<std::size_t>(r)];
+}
+
+// The client side of TheFirstAskBackFromAnOutageReservesTheOtherInstancesFallbacks: back from
+// its local fallback, an instance tells the script what the rest of the fleet may have let through.
+TEST(RedisCluster, BackFromAFallbackTheLeaseAskCountsTheOtherInstancesFallbacks) {
+  const std::string lease = "*5\r\n:1\r\n:5\r\n:50\r\n:0\r\n:0\r\n";
+  std::mutex m;
+  bool down = true;
+  std::vector<std::string> asks;
+  fake_redis server([&](std::string_view r) -> std::string {
+    if (r.find(":instances") != std::string_view::npos) return ":3\r\n";  // a fleet of three
+    if (is_lease_request(r)) {
+      const std::lock_guard lock(m);
+      if (down) return "-ERR down\r\n";
+      asks.emplace_back(r);
+    }
+    return standalone_answer(r, lease);
+  });
+  ASSERT_TRUE(server.listening());
+  instance inst(global_rule(server.url(), 10), "solo");
+  ASSERT_TRUE(eventually(
+      [&] {
+        inst.flood(1);
+        return inst.mode_is(cluster_mode::fallback_local);
+      },
+      2s));
+  {
+    const std::lock_guard lock(m);
+    down = false;
+  }
+  ASSERT_TRUE(eventually(
+      [&] {
+        inst.flood(1);
+        return inst.mode_is(cluster_mode::global);
+      },
+      3s));
+  const std::lock_guard lock(m);
+  ASSERT_FALSE(asks.empty());
+  // The last argument: two other instances' fallback counts, 10 / 3 = 3 each.
+  const auto last_argument = [](const std::string& ask) { return ask.substr(ask.rfind("$1\r\n")); };
+  EXPECT_EQ(last_argument(asks.front()), "$1\r\n6\r\n") << asks.front();
+  if (asks.size() > 1) {  // once back, it reserves nothing more
+    EXPECT_EQ(last_argument(asks.back()), "$1\r\n0\r\n") << asks.back();
+  }
 }
 
 // An audit's fake Redis crashed the demo: CLUSTER SLOTS with a negative slot was used as an index.

@@ -12,7 +12,11 @@ namespace floodgate::cluster::detail {
     ARGV: limit, asked, returned, returned bucket, bucket width ms, buckets per window,
     speculative (1: the minimum lease of a quiet instance, see lease_ask::speculative), carried
     (passes the instance let through on its own in the last window while Redis did not answer:
-    recorded in the current bucket whatever the limit, before the grant).
+    recorded in the current bucket whatever the limit, before the grant), others (sent by an
+    instance back from its local fallback: what the rest of the fleet may have let through on
+    their fallbacks in a window, which Redis has not seen either and will hear of only when each
+    is back; recorded in the current bucket, once per outage: field `recovering` holds until
+    when a window from the first such ask).
     Returns {granted, bucket, ms left in the bucket, ms until the oldest used bucket leaves, ms the
     fleet stays short}.
 
@@ -51,11 +55,14 @@ local all = redis.call('HGETALL', KEYS[1])
 local used = 0
 local oldest = cur
 local short_until = 0
+local recovering_until = 0
 for i = 1, #all, 2 do
   local b = tonumber(all[i])
   local v = tonumber(all[i + 1])
   if all[i] == 'short' and v ~= nil then
     short_until = math.min(v, now + width * (n + 1))
+  elseif all[i] == 'recovering' and v ~= nil then
+    recovering_until = math.min(v, now + width * n)
   elseif b == nil or v == nil or b <= cur - n then
     redis.call('HDEL', KEYS[1], all[i])
   else
@@ -72,6 +79,12 @@ local carried = tonumber(ARGV[8]) or 0
 if carried > 0 then
   redis.call('HINCRBY', KEYS[1], cur, carried)
   used = used + carried
+end
+local others = tonumber(ARGV[9]) or 0
+if others > 0 and recovering_until <= now then
+  redis.call('HINCRBY', KEYS[1], cur, others)
+  used = used + others
+  redis.call('HSET', KEYS[1], 'recovering', now + width * n)
 end
 local grant = math.min(asked, limit - used)
 if grant < 0 then grant = 0 end

@@ -427,6 +427,13 @@ class redis_cluster::impl {
     const std::uint64_t fallback_now = r.lease->fallback_passes();
     const std::uint64_t carry = std::min(r.last_window(sent).outside,
                                          fallback_now - std::min(fallback_now, r.carried_upto));
+    // And what the other instances' fallbacks may have let through, which Redis hears of only
+    // as each comes back: the first instance back would otherwise be granted the whole count
+    // less its own carry, on top of theirs (an audit: 166 passes in a window against 100).
+    const std::int64_t others =
+        r.lease->mode() == cluster_mode::fallback_local
+            ? (fleet() - 1) * static_cast<std::int64_t>(fallback_count_of(r))
+            : 0;
     const std::string args[] = {r.key,
                                 std::to_string(static_cast<std::int64_t>(limit)),
                                 std::to_string(ask->asked),
@@ -435,11 +442,12 @@ class redis_cluster::impl {
                                 std::to_string(lease_planner::bucket_ms),
                                 std::to_string(lease_planner::buckets),
                                 ask->speculative ? "1" : "0",
-                                std::to_string(carry)};
+                                std::to_string(carry),
+                                std::to_string(others)};
     const auto started = std::chrono::steady_clock::now();
-    const redis_result res = eval(detail::lease_script, lease_sha_, args[0],
-                                  {args[1], args[2], args[3], args[4], args[5], args[6], args[7],
-                                   args[8]});
+    const redis_result res =
+        eval(detail::lease_script, lease_sha_, args[0],
+             {args[1], args[2], args[3], args[4], args[5], args[6], args[7], args[8], args[9]});
     observe_round_trip(std::chrono::steady_clock::now() - started);
     detail::lease_reply reply;
     std::string why = res.ok() ? read_lease_reply(res.value, *ask, reply) : res.error;
