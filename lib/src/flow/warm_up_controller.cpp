@@ -84,10 +84,11 @@ slot_verdict warm_up_controller::check(const flow_request& req, const stat::stat
     return slot_verdict::pass();
   }
   const auto acquire = static_cast<double>(req.acquire);
-  if (!(limit < acquire && acquire <= count_)) {
+  if (!(passes == 0 && limit < acquire && acquire <= count_)) {
     return flow_blocked(window_retry_after_ms(node, req.now_ms, req.acquire, limit));
   }
-  // A cold limit the window cannot hold (under `acquire` a second): one pass per `cost`.
+  // A cold limit the window cannot hold (under `acquire` a second): one pass per `cost`, into an
+  // empty window only (an entry of a smaller `acquire` may have passed by the limit itself).
   const auto cost = static_cast<std::int64_t>(std::ceil(acquire / limit * 1e9));
   std::int64_t last = last_spaced_ns_.load(std::memory_order_acquire);
   while (last == never_filled || last + cost <= req.now_ns) {

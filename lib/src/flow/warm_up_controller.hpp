@@ -30,7 +30,8 @@ namespace floodgate::flow {
     Two departures from Sentinel, where its rule never admits anything and so never warms up:
     - a cold limit under one entry a second (count 2, period 2 s: 0.67 QPS), which a one-second
       window can never hold, admits entries spaced `acquire / limit` seconds apart instead (as
-      throttling does), so the passes drain the bucket and the limit reaches `count`;
+      throttling does), each into a window holding no pass, so the passes drain the bucket and
+      the limit reaches `count`;
     - if `period * count < 2` there is no room to warm up (`max_token == warning_token == 0`;
       Sentinel's limit is NaN): the limit is `count`, as warm-up throttling's already was.
     An `acquire` over `count` is blocked whatever the tokens, as a reject rule blocks it.
