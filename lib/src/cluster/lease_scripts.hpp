@@ -15,8 +15,10 @@ namespace floodgate::cluster::detail {
     recorded in the current bucket whatever the limit, before the grant), others (sent by an
     instance back from its local fallback: what the rest of the fleet may have let through on
     their fallbacks in a window, which Redis has not seen either and will hear of only when each
-    is back; recorded in the current bucket, once per outage: field `recovering` holds until
-    when a window from the first such ask).
+    is back), away (ms since Redis last answered that instance). `others` is recorded in the
+    current bucket when the window holds no grant made while the instance was away (the fleet
+    was down with it: an instance cut off alone finds the others' grants, which Redis counts
+    already), and once per outage: field `recovering` holds until when, a window from then.
     Returns {granted, bucket, ms left in the bucket, ms until the oldest used bucket leaves, ms the
     fleet stays short}.
 
@@ -56,6 +58,7 @@ local used = 0
 local oldest = cur
 local short_until = 0
 local recovering_until = 0
+local newest = -1
 for i = 1, #all, 2 do
   local b = tonumber(all[i])
   local v = tonumber(all[i + 1])
@@ -73,6 +76,7 @@ for i = 1, #all, 2 do
     end
     used = used + v
     if v > 0 and b < oldest then oldest = b end
+    if v > 0 and b > newest then newest = b end
   end
 end
 local carried = tonumber(ARGV[8]) or 0
@@ -81,7 +85,9 @@ if carried > 0 then
   used = used + carried
 end
 local others = tonumber(ARGV[9]) or 0
-if others > 0 and recovering_until <= now then
+local away = tonumber(ARGV[10]) or 0
+-- A bucket of slack: the last grants before the outage may share the bucket after its start.
+if others > 0 and recovering_until <= now and newest <= math.floor((now - away) / width) + 1 then
   redis.call('HINCRBY', KEYS[1], cur, others)
   used = used + others
   redis.call('HSET', KEYS[1], 'recovering', now + width * n)

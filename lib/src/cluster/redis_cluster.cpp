@@ -103,6 +103,8 @@ struct tracked_rule {
   std::uint64_t carried_upto = 0;
   /// When the Redis node of this rule's key last answered (a lease request or a PING).
   std::int64_t last_answer_ms = 0;
+  /// When the rule last left the global limit for a fallback.
+  std::int64_t fell_back_ms = 0;
 
   sample now_sample(std::int64_t now) const {
     return {now, spent_before + planner.spent_with(*lease), lease->fallback_passes()};
@@ -407,6 +409,7 @@ class redis_cluster::impl {
   }
 
   void enter_fallback(tracked_rule& r) {
+    if (r.lease->mode() == cluster_mode::global) r.fell_back_ms = now_ms();
     set_debt(r, now_ms());
     if (r.rule.cluster_config.fallback_to_local_when_fail) {
       r.lease->set_mode(cluster_mode::fallback_local, fallback_count_of(r));
@@ -430,6 +433,7 @@ class redis_cluster::impl {
     // And what the other instances' fallbacks may have let through, which Redis hears of only
     // as each comes back: the first instance back would otherwise be granted the whole count
     // less its own carry, on top of theirs (an audit: 166 passes in a window against 100).
+    // The script records it only if nobody was granted passes while this instance was away.
     const std::int64_t others =
         r.lease->mode() == cluster_mode::fallback_local
             ? (fleet() - 1) * static_cast<std::int64_t>(fallback_count_of(r))
@@ -443,11 +447,12 @@ class redis_cluster::impl {
                                 std::to_string(lease_planner::buckets),
                                 ask->speculative ? "1" : "0",
                                 std::to_string(carry),
-                                std::to_string(others)};
+                                std::to_string(others),
+                                std::to_string(sent - r.fell_back_ms)};
     const auto started = std::chrono::steady_clock::now();
-    const redis_result res =
-        eval(detail::lease_script, lease_sha_, args[0],
-             {args[1], args[2], args[3], args[4], args[5], args[6], args[7], args[8], args[9]});
+    const redis_result res = eval(detail::lease_script, lease_sha_, args[0],
+                                  {args[1], args[2], args[3], args[4], args[5], args[6], args[7],
+                                   args[8], args[9], args[10]});
     observe_round_trip(std::chrono::steady_clock::now() - started);
     detail::lease_reply reply;
     std::string why = res.ok() ? read_lease_reply(res.value, *ask, reply) : res.error;
