@@ -12,7 +12,7 @@ constexpr std::int32_t redis_window_ms = 1000;
 /// One `redis` URL, checked where it is written.
 void read_url(document_reader& doc, const YAML::Node& node, const std::string& path,
               std::vector<std::string>& out) {
-  if (!node.IsScalar()) {
+  if (!map_reader::textual(node)) {  // a tag other than !!str would be read as its raw text
     doc.error(location_of(node), path, "must be a redis:// URL");
     return;
   }

@@ -171,9 +171,10 @@ std::optional<double> map_reader::whole_number(std::string_view key, presence p)
   std::optional<double> v;
   if (plain(*n)) v = parse_double(n->Scalar());
   if (!v || std::trunc(*v) != *v) return type_error(key, *n, "an integer"), std::nullopt;
-  constexpr double exact = 9'007'199'254'740'992.0;  // 2^53: every integer up to it is a double
-  if (std::fabs(*v) > exact) {
-    error(key, "must be an integer between -9007199254740992 and 9007199254740992");
+  // Below 2^53 every integer is a double of its own (2^53 + 1 would read as 2^53).
+  constexpr double exact = 9'007'199'254'740'992.0;
+  if (std::fabs(*v) >= exact) {
+    error(key, "must be an integer between -9007199254740991 and 9007199254740991");
     return std::nullopt;
   }
   return v;

@@ -69,7 +69,7 @@ class map_reader {
   std::optional<double> number(std::string_view key, presence p = presence::optional);
   std::optional<std::int32_t> integer(std::string_view key, presence p = presence::optional);
   /// An integer held as a double (a Java `long` or `Integer` field whose type here is double):
-  /// no fraction, and within ±2^53 so that it is exact and reads back as written.
+  /// no fraction, and under 2^53 in magnitude so that it is exact and reads back as written.
   std::optional<double> whole_number(std::string_view key, presence p = presence::optional);
   std::optional<bool> boolean(std::string_view key);
 

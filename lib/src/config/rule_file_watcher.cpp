@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <deque>
 #include <filesystem>
 #include <functional>
 #include <mutex>
@@ -123,9 +124,8 @@ struct rule_file_watcher::impl : std::enable_shared_from_this<impl> {
   }
 
   /** Watches the directory of the path as given (rename-on-save, `..data` swaps), when the
-      path is a symlink the directory of its current target (in-place edits there), and for each
-      directory of the path that is a symlink (`conf/current/rules.yaml`, `current` swapped to
-      another directory) the directory holding that link. */
+      path is a symlink the directory of its current target (in-place edits there), and the
+      directory holding each symlink met resolving the path (a link swapped anywhere on it). */
   void update_watches() {
     namespace fs = std::filesystem;
     const fs::path given(path);
@@ -135,11 +135,27 @@ struct rule_file_watcher::impl : std::enable_shared_from_this<impl> {
                                              p.filename().string()};
     };
     std::vector<detail::directory_watch::target> targets{target_of(given)};
-    fs::path prefix;
-    for (const fs::path& part : given.parent_path()) {
-      prefix /= part;
+    // Resolved a component at a time, every link met (in the path as given and in the links'
+    // targets alike: `conf/current/rules.yaml` with `current` swapped, or a file linked into a
+    // directory reached through another link) is watched in the directory holding it; as the
+    // kernel resolves, at most 40 links.
+    std::deque<fs::path> rest(given.begin(), given.end());
+    fs::path resolved_dir;
+    for (int links = 0; !rest.empty() && links < 40;) {
+      const fs::path next = resolved_dir / rest.front();
+      rest.pop_front();
       std::error_code link_ec;
-      if (fs::is_symlink(prefix, link_ec)) targets.push_back(target_of(prefix));
+      if (!fs::is_symlink(next, link_ec)) {
+        resolved_dir = next;
+        continue;
+      }
+      ++links;
+      targets.push_back(target_of(next));
+      const fs::path to = fs::read_symlink(next, link_ec);
+      if (link_ec) break;
+      if (to.is_absolute()) resolved_dir = to.root_path();
+      const fs::path relative = to.relative_path();
+      rest.insert(rest.begin(), relative.begin(), relative.end());
     }
     std::error_code ec;
     const fs::path resolved = fs::canonical(given, ec);

@@ -22,11 +22,11 @@ void validate(const system_rule& rule, std::string_view path, std::vector<rule_e
   if (!valid_threshold(rule.highest_cpu_usage) || rule.highest_cpu_usage > 1) {
     errors.push_back({p + ".highestCpuUsage", "must be between 0 and 1, or -1 (off)"});
   }
-  // Longs in Sentinel: whole numbers, within 2^53 so that a file written from them reads back.
+  // Longs in Sentinel: whole numbers, under 2^53 so that a file written from them reads back.
   const auto check_whole = [&](double v, const char* key) {
     check(v, key);
-    if (valid_threshold(v) && (std::trunc(v) != v || v > 9'007'199'254'740'992.0)) {
-      errors.push_back({p + "." + key, "must be an integer of at most 9007199254740992"});
+    if (valid_threshold(v) && (std::trunc(v) != v || v >= 9'007'199'254'740'992.0)) {
+      errors.push_back({p + "." + key, "must be an integer of at most 9007199254740991"});
     }
   };
   check_whole(rule.avg_rt, "avgRt");

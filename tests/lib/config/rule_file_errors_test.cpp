@@ -94,6 +94,9 @@ const bad_input bad_inputs[] = {
      "flow[0].limitApp", "must be a string, not a tagged value"},
     {"FlowGradeLocalTag", "flow:\n  - {resource: a, count: 1, grade: !foo qps}\n", 2, 36,
      "flow[0].grade", "must be a name, not a tagged value"},
+    // A review: the URL of the cluster section was still read whatever its tag.
+    {"ClusterRedisUrlLocalTag", "cluster:\n  redis: !foo redis://127.0.0.1:6379\n", 2, 10,
+     "cluster.redis", "must be a redis:// URL"},
     {"FlowGradeCodeQuoted", "flow:\n  - {resource: a, count: 1, grade: \"0\"}\n", 2, 36,
      "flow[0].grade", "a code is a number: write 0 without quotes, or concurrency"},
     {"FlowCountQuoted", "flow:\n  - {resource: a, count: \"10\"}\n", 2, 26, "flow[0].count",
@@ -192,8 +195,10 @@ const bad_input bad_inputs[] = {
      "must be an integer, not \"2.5\""},
     {"SystemAvgRtFractional", "system:\n  - {avgRt: 1.5}\n", 2, 13, "system[0].avgRt",
      "must be an integer, not \"1.5\""},
+    {"SystemAvgRtAtTwoToThe53PlusOne", "system:\n  - {avgRt: 9007199254740993}\n", 2, 13,
+     "system[0].avgRt", "must be an integer between -9007199254740991 and 9007199254740991"},
     {"SystemAvgRtPastTwoToThe53", "system:\n  - {avgRt: 9223372036854775807}\n", 2, 13,
-     "system[0].avgRt", "must be an integer between -9007199254740992 and 9007199254740992"},
+     "system[0].avgRt", "must be an integer between -9007199254740991 and 9007199254740991"},
     {"SystemRuleWithResource", "system:\n  - {resource: a, qps: 10}\n", 2, 16, "system[0].resource",
      "system rules are global"},
     // Found by the rule types' own validate(), located through the paths it reports.

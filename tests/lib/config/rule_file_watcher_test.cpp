@@ -229,6 +229,27 @@ TEST_F(RuleFileWatcher, ASwapOfADirectorySymlinkOnThePathIsSeen) {
   EXPECT_EQ(watcher.status().failures, 0u);
 }
 
+// A review: a link met inside another link's target (`current` -> `../live`, `live` -> `d1`)
+// was not watched, and its swap was seen only by the poll.
+TEST_F(RuleFileWatcher, ASwapOfASymlinkReachedThroughAnotherIsSeen) {
+  for (const int n : {1, 2}) {
+    const std::string d = "d" + std::to_string(n);
+    fs::create_directory(dir_.path() / d);
+    dir_.write(d + "/rules.yaml", rules_with_count(n));
+  }
+  fs::create_directory_symlink("d1", dir_.path() / "live");
+  fs::create_directory(dir_.path() / "links");
+  fs::create_directory_symlink("../live", dir_.path() / "links/current");
+  fs::create_directory(dir_.path() / "conf");
+  fs::create_symlink("../links/current/rules.yaml", dir_.path() / "conf/rules.yaml");
+  rule_file_watcher watcher(io_.get_executor(), eng_, dir_.file("conf/rules.yaml"), inotify_only);
+  ASSERT_TRUE(watcher.start().ok());
+  ASSERT_EQ(count_in_force(), 1);
+  fs::create_directory_symlink("d2", dir_.path() / "live.next");
+  fs::rename(dir_.path() / "live.next", dir_.path() / "live");
+  ASSERT_TRUE(run_until([&] { return count_is(2); }));
+}
+
 TEST_F(RuleFileWatcher, InPlaceEditOfASymlinkTargetInAnotherDirectoryIsSeen) {
   fs::create_directory(dir_.path() / "elsewhere");
   const std::string target = dir_.write("elsewhere/real.yaml", rules_with_count(1));

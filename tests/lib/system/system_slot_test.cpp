@@ -92,10 +92,10 @@ INSTANTIATE_TEST_SUITE_P(
                     {{"system[1].qps", threshold_msg}}},
         // Longs in Sentinel; a rule file (which reads them as integers) could not hold these.
         system_case{sys().rt(1.5).thread(2.5),
-                    {{"system[1].avgRt", "must be an integer of at most 9007199254740992"},
-                     {"system[1].maxThread", "must be an integer of at most 9007199254740992"}}},
+                    {{"system[1].avgRt", "must be an integer of at most 9007199254740991"},
+                     {"system[1].maxThread", "must be an integer of at most 9007199254740991"}}},
         system_case{sys().rt(1e19),
-                    {{"system[1].avgRt", "must be an integer of at most 9007199254740992"}}}));
+                    {{"system[1].avgRt", "must be an integer of at most 9007199254740991"}}}));
 
 // --- merging ---------------------------------------------------------------------------------
 
