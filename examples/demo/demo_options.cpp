@@ -21,7 +21,7 @@ namespace {
 constexpr std::string_view usage =
     "usage: floodgate-demo [--address A] [--port N] [--admin-port N] [--rules FILE]\n"
     "                      [--threads N] [--origin-header H] [--no-guard] [--drain-timeout-ms N]\n"
-    "                      [--rate-limit-headers off|draft03|ietf]\n"
+    "                      [--max-connections N] [--rate-limit-headers off|draft03|ietf]\n"
     "                      [--redis URL]\n"
     "  --address A          listen IP address (127.0.0.1)\n"
     "  --port N             listen port (8080; 0 = any free port)\n"
@@ -31,16 +31,24 @@ constexpr std::string_view usage =
     "  --origin-header H    header naming the caller (X-Origin; '' reads none)\n"
     "  --no-guard           serve without the middleware (benchmark baseline)\n"
     "  --drain-timeout-ms N longest wait for requests in flight on shutdown (10000)\n"
+    "  --max-connections N  connections served at once on the main port; more are answered\n"
+    "                       503 and closed (4096, and always below the open-file limit)\n"
     "  --redis URL          Redis for clusterMode rules when the file's cluster: has no redis\n"
     "  --rate-limit-headers S  tell clients their limit: off, draft03 (x-ratelimit-*) or\n"
     "                       ietf (RateLimit-Policy, RateLimit) (the rule file's\n"
     "                       rateLimitHeaders, else off)\n";
 
 /// Every flag that takes a value (`--flag V` or `--flag=V`).
-constexpr std::array<std::string_view, 9> valued_flags = {
-    "--address",       "--port",           "--admin-port", "--rules",
-    "--threads",       "--origin-header",  "--drain-timeout-ms",
-    "--redis",         "--rate-limit-headers"};
+constexpr std::array<std::string_view, 10> valued_flags = {"--address",
+                                                           "--port",
+                                                           "--admin-port",
+                                                           "--rules",
+                                                           "--threads",
+                                                           "--origin-header",
+                                                           "--drain-timeout-ms",
+                                                           "--max-connections",
+                                                           "--redis",
+                                                           "--rate-limit-headers"};
 
 template <class T>
 bool parse_number(std::string_view s, T& out, T min, T max) {
@@ -123,6 +131,10 @@ std::variant<demo_options, parse_failure> parse_options(int argc, const char* co
       long ms = 0;
       if (!parse_number<long>(value, ms, 0, 3'600'000)) return bad(flag, "must be 0..3600000");
       o.drain_timeout = std::chrono::milliseconds(ms);
+    } else if (flag == "--max-connections") {
+      if (!parse_number<std::size_t>(value, o.max_connections, 1, 1'000'000)) {
+        return bad(flag, "must be 1..1000000");
+      }
     } else if (flag == "--redis") {
       std::string why;
       if (!parse_redis_url(value, why)) return bad(flag, why);

@@ -20,6 +20,8 @@ struct demo_options {
   std::string origin_header = "X-Origin";
   bool guard = true;                ///< --no-guard: the same server without the middleware
   std::chrono::milliseconds drain_timeout{10'000};
+  /// Connections the main port serves at once (server_limits::max_connections).
+  std::size_t max_connections = 4096;
   /// Redis for clusterMode rules whose file sets `cluster:` without `redis`.
   std::string redis;
   /// --rate-limit-headers: the fields telling clients their limit; unset, the rule file's

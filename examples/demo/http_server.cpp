@@ -169,6 +169,20 @@ http::status framing_error(const http::request_parser<http::string_body>& parser
   return other ? http::status::not_implemented : http::status::unknown;
 }
 
+/** Answers a connection over server_limits::max_connections 503 and closes it, without waiting:
+    one non-blocking write (a client whose request is already in the socket may see a reset). */
+template <class Socket>
+void refuse(Socket& socket) {
+  static constexpr std::string_view answer =
+      "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nConnection: close\r\n"
+      "Content-Length: 0\r\n\r\n";
+  boost::system::error_code ec;
+  socket.non_blocking(true, ec);
+  socket.write_some(asio::buffer(answer), ec);
+  socket.shutdown(Socket::shutdown_send, ec);
+  socket.close(ec);
+}
+
 }  // namespace
 
 /// One io_context's connections; touched only on that io_context's thread.
@@ -404,6 +418,10 @@ asio::awaitable<void> http_server::accept_loop() {
       // Out of descriptors and the like: back off instead of spinning.
       asio::steady_timer pause{acceptor_.get_executor(), std::chrono::milliseconds(10)};
       co_await pause.async_wait(use_tuple);
+      continue;
+    }
+    if (connections_->load(std::memory_order_acquire) >= limits_.max_connections) {
+      refuse(socket);
       continue;
     }
     socket.set_option(tcp::no_delay(true), ec);

@@ -43,6 +43,10 @@ struct server_limits {
       limit does not apply to trailers, and a trailer field of 64 KiB or more made Beast throw
       from inside a read's completion, which ended the process. */
   std::size_t read_ahead_limit = 16 * 1024;
+  /** Connections served at once; one more is answered 503 and closed at once. Each holds a
+      descriptor and may buffer a body up to body_limit: without a bound a flood of connections
+      took every descriptor of the process (the admin port's too) or a GiB per thousand. */
+  std::size_t max_connections = 4096;
   std::chrono::seconds read_timeout{30};  ///< idle keep-alive and slow requests
   std::chrono::seconds write_timeout{30};
 };

@@ -17,6 +17,8 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <atomic>
 #include <csignal>
@@ -41,6 +43,20 @@ std::string url(const tcp::endpoint& ep) {
   out += v6 ? "]:" : ":";
   out += std::to_string(ep.port());
   return out;
+}
+
+/// The admin port's connections: the dashboard's 16 stream subscribers, scrapes, an operator.
+constexpr std::size_t admin_connections = 256;
+
+/** The main port's cap: as asked, and always short of the process's open-file limit by what the
+    admin port, the rule file's watch and Redis need, so a flood of connections on the main port
+    leaves the admin port reachable. */
+std::size_t main_connection_cap(std::size_t asked) {
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur == RLIM_INFINITY) return asked;
+  constexpr std::size_t reserved = admin_connections + 256;
+  const auto limit = static_cast<std::size_t>(files.rlim_cur);
+  return std::min(asked, limit > reserved + 64 ? limit - reserved : 64);
 }
 
 /// Every reload after start-up, on stderr: an operator who saved a bad file sees why it was not
@@ -158,14 +174,15 @@ int run(const demo_options& options) {
   std::atomic<bool> draining{false};
   http_server server{workers,
                      {asio::ip::make_address(options.address), options.port},
-                     make_main_handler(eng, routes, options, metrics, render_pool, draining)};
+                     make_main_handler(eng, routes, options, metrics, render_pool, draining),
+                     {.max_connections = main_connection_cap(options.max_connections)}};
   // The dashboard's live feed; destroyed before the contexts its sockets live on.
   floodgate::beast::dashboard_stream stream{admin_context.get_executor(),
                                             floodgate::beast::dashboard_snapshot{eng, &watcher}};
   http_server admin_server{{&admin_context},
                            {asio::ip::address_v4::loopback(), options.admin_port},
                            make_admin_handler(admin),
-                           {},
+                           {.max_connections = admin_connections},
                            make_stream_taker(stream)};
 
   std::vector<work_guard> guards;

@@ -240,6 +240,34 @@ TEST_F(DemoTest, AmbiguouslyFramedRequestsAreRefusedAndTheirConnectionClosed) {
   EXPECT_EQ(c.read_response().status, 200u);
 }
 
+// An audit: idle connections took every descriptor of the process (20 000), and the admin port
+// stopped answering too. Past --max-connections the main port answers 503 and closes at once.
+TEST_F(DemoTest, ConnectionsPastTheCapAre503AndTheAdminPortStaysReachable) {
+  start("{}", {"--max-connections", "2"});
+  http_connection a{demo_->port()};
+  http_connection b{demo_->port()};
+  ASSERT_EQ(a.get("/hello").status, 200u);  // both accepted and counted
+  ASSERT_EQ(b.get("/hello").status, 200u);
+  http_connection c{demo_->port()};
+  const http_response refused = c.read_response();  // answered unasked
+  EXPECT_EQ(refused.status, 503u);
+  EXPECT_EQ(refused.header("Retry-After"), "1");
+  EXPECT_TRUE(c.closed_by_peer());
+  EXPECT_EQ(http_get(demo_->admin_port(), "/floodgate/reload").status, 200u);
+  EXPECT_EQ(sample(metrics(), "floodgate_requests_total",
+                   {{"resource", "GET:/hello"}, {"result", "passed"}}),
+            2.0)
+      << "a refused connection is no request";
+  a.close();  // a place frees once the server has seen the close
+  EXPECT_TRUE(eventually([&] { return http_get(demo_->port(), "/hello").status == 200; },
+                         std::chrono::seconds(10)));
+  const demo_result zero = run_demo({"--port", "0", "--admin-port", "0", "--max-connections", "0"},
+                                    std::chrono::seconds(30));
+  EXPECT_EQ(zero.exit_code, 2);
+  EXPECT_EQ(zero.err.rfind("floodgate-demo: --max-connections: must be 1..1000000\n", 0), 0u)
+      << zero.err;
+}
+
 // An audit: a trailer field of 64 KiB made Beast throw from inside a read's completion, which
 // ended the process (SIGABRT) on either port. Beast's header limit does not cover trailers.
 TEST_F(DemoTest, AnOversizedTrailerOrChunkExtensionIs400AndTheServerStaysUp) {
