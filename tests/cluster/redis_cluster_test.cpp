@@ -86,7 +86,18 @@ struct instance {
     }
     return n;
   }
+  /// Enters the rule once at a time (a lease request may follow) until its mode is `m`.
+  bool enters_until(cluster_mode m, std::chrono::milliseconds limit);
 };
+
+bool instance::enters_until(cluster_mode m, std::chrono::milliseconds limit) {
+  return eventually(
+      [&] {
+        flood(1);
+        return mode_is(m);
+      },
+      limit);
+}
 
 using testing::pass_counts;
 using testing::wall_ms;
@@ -339,16 +350,11 @@ TEST(RedisCluster, AFailedOverMasterMeansFallbackThenGlobalAgainOnTheNewMaster) 
   ASSERT_NE(owner, nullptr) << "the rule's window hash is on no node";
   owner->kill();
   const auto killed = std::chrono::steady_clock::now();
-  ASSERT_TRUE(eventually([&] {
-    inst.flood(1);
-    return inst.mode_is(cluster_mode::fallback_local);
-  }, 2s));
+  ASSERT_TRUE(inst.enters_until(cluster_mode::fallback_local, 2s));
   EXPECT_LE(inst.flood(50), 4 + 1);  // fallbackCount while the cluster fails over
   // The replica takes over after cluster-node-timeout (2 s); the adapter re-reads the slot map.
-  ASSERT_TRUE(eventually([&] {
-    inst.flood(1);
-    return inst.mode_is(cluster_mode::global);
-  }, 15s)) << inst.adapter->status().last_error << " / " << inst.rule().last_error;
+  ASSERT_TRUE(inst.enters_until(cluster_mode::global, 15s))
+      << inst.adapter->status().last_error << " / " << inst.rule().last_error;
   std::cout << "global again "
             << std::chrono::duration_cast<std::chrono::milliseconds>(
                    std::chrono::steady_clock::now() - killed)
@@ -1078,22 +1084,12 @@ TEST(RedisCluster, BackFromAFallbackTheLeaseAskCountsTheOtherInstancesFallbacks)
   });
   ASSERT_TRUE(server.listening());
   instance inst(global_rule(server.url(), 10), "solo");
-  ASSERT_TRUE(eventually(
-      [&] {
-        inst.flood(1);
-        return inst.mode_is(cluster_mode::fallback_local);
-      },
-      2s));
+  ASSERT_TRUE(inst.enters_until(cluster_mode::fallback_local, 2s));
   {
     const std::lock_guard lock(m);
     down = false;
   }
-  ASSERT_TRUE(eventually(
-      [&] {
-        inst.flood(1);
-        return inst.mode_is(cluster_mode::global);
-      },
-      3s));
+  ASSERT_TRUE(inst.enters_until(cluster_mode::global, 3s));
   const std::lock_guard lock(m);
   ASSERT_FALSE(asks.empty());
   // The script's ninth argument (the command's 13th), `others`: two other instances' fallback
@@ -1147,12 +1143,7 @@ TEST(RedisCluster, AReplyDrippedSlowerThanTheTimeoutIsATimeout) {
   auto rules = global_rule(server.url(), 10);
   rules.cluster->timeout_ms = 200;
   instance inst(rules, "solo");
-  ASSERT_TRUE(eventually(
-      [&] {
-        inst.flood(1);
-        return inst.mode_is(cluster_mode::fallback_local);
-      },
-      5s));
+  ASSERT_TRUE(inst.enters_until(cluster_mode::fallback_local, 5s));
   EXPECT_GE(lease_requests(inst, lease_result::timeout), 1u);
   EXPECT_EQ(lease_requests(inst, lease_result::granted), 0u);
   EXPECT_EQ(inst.rule().last_error, "timed out");
@@ -1165,12 +1156,7 @@ TEST(RedisCluster, ALeaseReplyOfTheWrongTypesIsAnError) {
   fake_redis server([&](std::string_view r) { return standalone_answer(r, lease); });
   ASSERT_TRUE(server.listening());
   instance inst(global_rule(server.url(), 10), "solo");
-  ASSERT_TRUE(eventually(
-      [&] {
-        inst.flood(1);
-        return inst.mode_is(cluster_mode::fallback_local);
-      },
-      2s));
+  ASSERT_TRUE(inst.enters_until(cluster_mode::fallback_local, 2s));
   EXPECT_EQ(inst.rule().last_error,
             "unexpected reply to the lease script: item 1 is not an integer");
   EXPECT_EQ(lease_requests(inst, lease_result::exhausted), 0u);
@@ -1182,12 +1168,7 @@ TEST(RedisCluster, ALeaseReplyOutsideWhatTheScriptGivesIsAnError) {
   fake_redis server([&](std::string_view r) { return standalone_answer(r, lease); });
   ASSERT_TRUE(server.listening());
   instance inst(global_rule(server.url(), 10, {.fallback_count = 3}), "solo");
-  ASSERT_TRUE(eventually(
-      [&] {
-        inst.flood(1);
-        return inst.mode_is(cluster_mode::fallback_local);
-      },
-      2s));
+  ASSERT_TRUE(inst.enters_until(cluster_mode::fallback_local, 2s));
   EXPECT_NE(inst.rule().last_error.find("granted 1000000 is outside 0.."), std::string::npos)
       << inst.rule().last_error;
   EXPECT_EQ(lease_requests(inst, lease_result::granted), 0u);
