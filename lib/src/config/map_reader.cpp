@@ -165,12 +165,18 @@ std::optional<double> map_reader::number(std::string_view key, presence p) {
   return v;
 }
 
-std::optional<double> map_reader::whole_number(std::string_view key, presence p) {
+std::optional<double> map_reader::integral(std::string_view key, presence p) {
   const YAML::Node* n = present(key, p);
   if (n == nullptr) return std::nullopt;
   std::optional<double> v;
   if (plain(*n)) v = parse_double(n->Scalar());
   if (!v || std::trunc(*v) != *v) return type_error(key, *n, "an integer"), std::nullopt;
+  return v;
+}
+
+std::optional<double> map_reader::whole_number(std::string_view key, presence p) {
+  const std::optional<double> v = integral(key, p);
+  if (!v) return std::nullopt;
   // Below 2^53 every integer is a double of its own (2^53 + 1 would read as 2^53).
   constexpr double exact = 9'007'199'254'740'992.0;
   if (std::fabs(*v) >= exact) {
@@ -181,11 +187,8 @@ std::optional<double> map_reader::whole_number(std::string_view key, presence p)
 }
 
 std::optional<std::int32_t> map_reader::integer(std::string_view key, presence p) {
-  const YAML::Node* n = present(key, p);
-  if (n == nullptr) return std::nullopt;
-  std::optional<double> v;
-  if (plain(*n)) v = parse_double(n->Scalar());
-  if (!v || std::trunc(*v) != *v) return type_error(key, *n, "an integer"), std::nullopt;
+  const std::optional<double> v = integral(key, p);
+  if (!v) return std::nullopt;
   if (*v < std::numeric_limits<std::int32_t>::min() ||
       *v > std::numeric_limits<std::int32_t>::max()) {
     error(key, "must be an integer between -2147483648 and 2147483647");

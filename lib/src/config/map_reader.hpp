@@ -119,6 +119,8 @@ class map_reader {
   };
 
   const field* find(std::string_view key) const;
+  /// `key`'s value when it is a plain number without a fraction (else a type error).
+  std::optional<double> integral(std::string_view key, presence p);
   const YAML::Node* present(std::string_view key, presence p);
   void type_error(std::string_view key, const YAML::Node& value, std::string_view wanted);
 

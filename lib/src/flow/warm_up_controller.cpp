@@ -26,7 +26,7 @@ warm_up_controller::warm_up_controller(double count, std::int32_t warm_up_period
       // Sentinel's configuration falls back to 3 for a cold factor <= 1.
       cold_factor_(cold_factor > 1 ? cold_factor : default_cold_factor),
       last_filled_ms_(never_filled),
-      last_spaced_ns_(never_filled) {
+      spacing_(count, 0) {
   warning_token_ = java_int(warm_up_period_sec * count) / (cold_factor_ - 1);
   max_token_ = warning_token_ + java_int(2.0 * warm_up_period_sec * count / (1.0 + cold_factor_));
   slope_ = max_token_ > warning_token_ && count > 0
@@ -87,27 +87,14 @@ slot_verdict warm_up_controller::check(const flow_request& req, const stat::stat
   if (!(passes == 0 && limit < acquire && acquire <= count_)) {
     return flow_blocked(window_retry_after_ms(node, req.now_ms, req.acquire, limit));
   }
-  // A cold limit the window cannot hold (under `acquire` a second): one pass per `cost`, into an
-  // empty window only (an entry of a smaller `acquire` may have passed by the limit itself).
-  const auto cost = static_cast<std::int64_t>(std::ceil(acquire / limit * 1e9));
-  std::int64_t last = last_spaced_ns_.load(std::memory_order_acquire);
-  while (last == never_filled || last + cost <= req.now_ns) {
-    if (last_spaced_ns_.compare_exchange_weak(last, req.now_ns, std::memory_order_acq_rel,
-                                              std::memory_order_acquire)) {
-      booking.queued = true;
-      booking.queue_from_ns = last;
-      booking.queue_to_ns = req.now_ns;
-      return slot_verdict::pass();
-    }
-  }
-  const std::int64_t wait_ns = last + cost - req.now_ns;
-  return flow_blocked(std::max<std::int64_t>((wait_ns + 999'999) / 1'000'000, 1));
+  // A cold limit the window cannot hold (under `acquire` a second): passes spaced as throttling
+  // spaces them, with no queueing, into an empty window only (an entry of a smaller `acquire`
+  // may have passed by the limit itself).
+  return spacing_.queue(req.now_ns, throttling_controller::cost_ns(req.acquire, limit), booking);
 }
 
 void warm_up_controller::unqueue(std::int64_t from_ns, std::int64_t to_ns) noexcept {
-  std::int64_t expected = to_ns;
-  last_spaced_ns_.compare_exchange_strong(expected, from_ns, std::memory_order_acq_rel,
-                                          std::memory_order_acquire);
+  spacing_.unqueue(from_ns, to_ns);
 }
 
 }  // namespace floodgate::flow

@@ -3,6 +3,7 @@
 
 #include <floodgate/chain/slot.hpp>
 #include "flow/flow_request.hpp"
+#include "flow/throttling_controller.hpp"
 #include "stat/statistic_node.hpp"
 
 #include <atomic>
@@ -83,7 +84,7 @@ class warm_up_controller {
   double slope_;
   alignas(64) std::atomic<std::int64_t> stored_tokens_{0};
   std::atomic<std::int64_t> last_filled_ms_;
-  std::atomic<std::int64_t> last_spaced_ns_;  ///< the last pass spaced under a sub-1 cold limit
+  throttling_controller spacing_;  ///< passes spaced under a cold limit below 1 a second
 };
 
 }  // namespace floodgate::flow
