@@ -1,8 +1,9 @@
 #include "param/value_key.hpp"
 
+#include "node/node_registry.hpp"
+
 #include <atomic>
 #include <charconv>
-#include <chrono>
 
 namespace floodgate::param_detail {
 
@@ -52,12 +53,12 @@ value_hasher::words value_hasher::absorb(const char* p, std::size_t n) const noe
 }
 
 std::uint64_t random_seed() noexcept {
+  // The process's secret (std::random_device, drawn once), so no caller can predict a table's
+  // masks from when or where it was made; the counter makes each table's seed its own.
   static std::atomic<std::uint64_t> counter{0};
-  const auto now =
-      static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-  const auto addr = reinterpret_cast<std::uintptr_t>(&counter);
-  return detail::fold_multiply(now ^ k0,
-                               counter.fetch_add(k1, std::memory_order_relaxed) ^ addr ^ k2);
+  const node::name_hash_key& key = node::detail::process_name_hash_key();
+  const std::uint64_t n = counter.fetch_add(1, std::memory_order_relaxed);
+  return detail::fold_multiply(key.seed ^ (n * k1 + k0), key.block ^ k2) ^ key.last;
 }
 
 }  // namespace floodgate::param_detail

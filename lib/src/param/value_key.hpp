@@ -57,7 +57,7 @@ class value_hasher {
   std::uint64_t secret_[6];
 };
 
-/// A fresh seed for a new table (control plane).
+/// A fresh seed for a new table (control plane), from the process's random secret.
 std::uint64_t random_seed() noexcept;
 
 namespace detail {

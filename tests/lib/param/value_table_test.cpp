@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <set>
 #include <string>
@@ -48,6 +49,22 @@ TEST(ValueKey, ALengthChangesTheKeyEvenWhenTheWordsAreEqual) {
   for (std::size_t n = 1; n <= 40; ++n) {
     EXPECT_NE(hash(std::string(n, 'a')), hash(std::string(n + 1, 'a'))) << "length " << n;
   }
+}
+
+TEST(ValueKey, EachTableIsSeededWithItsOwnUnrelatedSeed) {
+  // Tables made one after another (a reload builds many) must not share or step their seeds:
+  // successive seeds differ in about half their bits.
+  std::set<std::uint64_t> seeds;
+  std::uint64_t previous = random_seed();
+  for (int i = 0; i < 1000; ++i) {
+    const std::uint64_t seed = random_seed();
+    seeds.insert(seed);
+    const int differing = std::popcount(seed ^ previous);
+    EXPECT_GT(differing, 8) << "seed " << i;
+    EXPECT_LT(differing, 56) << "seed " << i;
+    previous = seed;
+  }
+  EXPECT_EQ(seeds.size(), 1000u);
 }
 
 TEST(ValueKey, DistinctValuesSpreadOverTheWholeKey) {
