@@ -114,10 +114,8 @@ std::unique_ptr<rule_snapshot> build_snapshot(const snapshot_inputs& in) {
   }
   for (const auto& [name, rules] : flow) {
     const auto* prev = previous_of(name);
-    const node::cluster_node* traffic =
-        in.nodes != nullptr ? in.nodes->find_resource(name) : nullptr;
-    slot_for(name).flow = resource_flow_rules::build(rules, prev ? prev->flow.get() : nullptr,
-                                                     traffic, in.now_ms);
+    slot_for(name).flow =
+        resource_flow_rules::build(rules, prev ? prev->flow.get() : nullptr, in.nodes, in.now_ms);
   }
   for (const auto& [name, rules] : degrade) {
     const auto* prev = previous_of(name);

@@ -27,6 +27,24 @@ selected_node select_reference_node(const flow_rule& rule, const check_context& 
   return {};
 }
 
+const stat::statistic_node* find_booked_node(const flow_rule& rule, limit_app_kind kind,
+                                             const node::node_registry& nodes,
+                                             const node::cluster_node& resource) noexcept {
+  const bool direct = rule.strategy == flow_strategy::direct;
+  if (kind == limit_app_kind::all && direct) {
+    return &resource;
+  }
+  if (kind == limit_app_kind::origin && direct) {
+    return nodes.find_origin(resource, rule.limit_app);
+  }
+  if (kind == limit_app_kind::all && rule.strategy == flow_strategy::chain &&
+      !rule.ref_resource.empty()) {
+    const node::entrance_node* context = nodes.find_entrance(rule.ref_resource);
+    return context != nullptr ? nodes.find_default(*context, resource) : nullptr;
+  }
+  return nullptr;
+}
+
 limit_app_kind classify_limit_app(std::string_view limit_app) noexcept {
   if (limit_app.empty() || limit_app == default_app) {
     return limit_app_kind::all;

@@ -10,6 +10,11 @@
 #include <string>
 #include <string_view>
 
+namespace floodgate::node {
+class cluster_node;
+class node_registry;
+}  // namespace floodgate::node
+
 namespace floodgate::flow {
 
 /// The callers a rule's `limitApp` covers.
@@ -30,6 +35,14 @@ bool is_other_origin(std::string_view origin, std::span<const std::string> named
     node (read only), or this context's default node when `refResource` names the context. */
 selected_node select_reference_node(const flow_rule& rule, const check_context& ctx,
                                     bool chain_exclusive) noexcept;
+
+/** The node select_node() gives `rule` where that node is exclusive (the rule books its own
+    admissions on it): `resource` for direct `default`, the named origin's node for a direct
+    named-origin rule, the context's default node for chain `default`. Found, never created
+    (control plane): null when the node does not exist yet, or the rule's node is shared. */
+const stat::statistic_node* find_booked_node(const flow_rule& rule, limit_app_kind kind,
+                                             const node::node_registry& nodes,
+                                             const node::cluster_node& resource) noexcept;
 
 /** Sentinel's selectNodeByRequesterAndStrategy. Empty (the rule does not apply) when the entry's
     origin is not one the rule covers, when a RELATE resource was never entered, when a CHAIN

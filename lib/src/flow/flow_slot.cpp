@@ -1,7 +1,8 @@
 // The flow slot: a resource's flow rules, checked in Sentinel's order, with their controllers.
-#include "flow/flow_rule_checker.hpp"
 #include "flow/flow_slot.hpp"
+#include "flow/flow_rule_checker.hpp"
 #include "node/cluster_node.hpp"
+#include "node/node_registry.hpp"
 #include "rules/blank.hpp"
 
 #include "flow_controller.hpp"
@@ -104,8 +105,11 @@ resource_flow_rules::~resource_flow_rules() = default;
 
 std::unique_ptr<resource_flow_rules> resource_flow_rules::build(
     std::vector<indexed_rule<flow_rule>> rules, const resource_flow_rules* previous,
-    const stat::statistic_node* traffic, std::int64_t now_ms) {
+    const node::node_registry* nodes, std::int64_t now_ms) {
   auto p = std::make_unique<impl>();
+  const node::cluster_node* resource = nodes != nullptr && !rules.empty()
+                                           ? nodes->find_resource(rules.front().rule.resource)
+                                           : nullptr;
   p->rules.reserve(rules.size());
   for (auto& ir : rules) {
     if (rules_detail::is_blank(ir.rule.limit_app)) {
@@ -143,10 +147,11 @@ std::unique_ptr<resource_flow_rules> resource_flow_rules::build(
     }
     if (!c.shared) {
       c.shared = std::make_shared<flow::detail::flow_controller>(c.rule);
-      // A new rule counting on the resource's own node sees the traffic already under way.
-      if (traffic != nullptr && c.kind == flow::limit_app_kind::all &&
-          c.rule.strategy == flow_strategy::direct) {
-        c.shared->seed(*traffic, now_ms);
+      // A new rule booking on a node of its own sees the traffic already under way there.
+      if (resource != nullptr) {
+        if (const auto* traffic = flow::find_booked_node(c.rule, c.kind, *nodes, *resource)) {
+          c.shared->seed(*traffic, now_ms);
+        }
       }
     }
     c.controller = c.shared.get();

@@ -15,6 +15,10 @@
 
 namespace floodgate {
 
+namespace node {
+class node_registry;
+}
+
 /// What @ref resource_flow_rules::strictest_quota finds (engine::quota's source).
 struct flow_quota {
   std::uint64_t limit = 0;
@@ -31,11 +35,12 @@ struct flow_quota {
 */
 class resource_flow_rules {
  public:
-  /** `traffic` (may be null) is the resource's node: a new rule that books admissions on it
-      starts from the passes it counted in the current interval, as of `now_ms`. */
+  /** `nodes` (may be null) is the statistics tree: a new rule that books its admissions on a
+      node of its own (the resource's, a named origin's, its context's for chain) starts from
+      the passes that node counted in the current interval, as of `now_ms`. */
   static std::unique_ptr<resource_flow_rules> build(std::vector<indexed_rule<flow_rule>> rules,
                                                     const resource_flow_rules* previous,
-                                                    const stat::statistic_node* traffic = nullptr,
+                                                    const node::node_registry* nodes = nullptr,
                                                     std::int64_t now_ms = -1);
   ~resource_flow_rules();
 

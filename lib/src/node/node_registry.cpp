@@ -171,12 +171,39 @@ const entrance_node* node_registry::find_entrance(std::string_view name) const n
                          [name](const entrance_node& n) { return n.name() == name; });
 }
 
+namespace {
+/// Where a (resource, origin) node lives in the origin table.
+std::uint64_t origin_slot_hash(const cluster_node& resource, std::uint64_t origin_hash) noexcept {
+  return mix(resource.hash() ^ (origin_hash * 0x9e3779b97f4a7c15ULL));
+}
+/// Whether `n` is the default node of `resource` in `entrance`'s context.
+bool is_default_of(const default_node& n, const entrance_node& entrance,
+                   const cluster_node& resource) noexcept {
+  return &n.entrance() == &entrance && &n.cluster() == &resource;
+}
+}  // namespace
+
+const default_node* node_registry::find_default(const entrance_node& entrance,
+                                                const cluster_node& resource) const noexcept {
+  return defaults_.find(pair_hash(&entrance, &resource), [&](const default_node& n) {
+    return is_default_of(n, entrance, resource);
+  });
+}
+
+const origin_node* node_registry::find_origin(const cluster_node& resource,
+                                              std::string_view origin) const noexcept {
+  if (origin.empty()) {
+    return nullptr;
+  }
+  return origins_.find(origin_slot_hash(resource, hash_name(origin)), [&](const origin_node& n) {
+    return &n.owner() == &resource && n.origin() == origin;
+  });
+}
+
 default_node* node_registry::find_default_node(entrance_node& entrance, cluster_node& resource,
                                                child_list& parent) noexcept {
   const auto h = pair_hash(&entrance, &resource);
-  auto eq = [&](const default_node& n) {
-    return &n.entrance() == &entrance && &n.cluster() == &resource;
-  };
+  auto eq = [&](const default_node& n) { return is_default_of(n, entrance, resource); };
   if (default_node* n = defaults_.find(h, eq)) {
     resource.last_default_.store(n, std::memory_order_release);
     return n;
@@ -243,7 +270,7 @@ origin_node* node_registry::origin(cluster_node& resource, std::string_view orig
   if (origin.empty()) {
     return nullptr;
   }
-  const auto h = mix(resource.hash() ^ (origin_hash * 0x9e3779b97f4a7c15ULL));
+  const auto h = origin_slot_hash(resource, origin_hash);
   auto eq = [&](const origin_node& n) { return &n.owner() == &resource && n.origin() == origin; };
   if (origin_node* n = origins_.find(h, eq)) {
     return n;

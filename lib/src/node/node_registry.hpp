@@ -221,6 +221,13 @@ class node_registry {
     return n;
   }
 
+  /// The (resource, origin) node if one exists; never creates one (control plane).
+  const origin_node* find_origin(const cluster_node& resource,
+                                 std::string_view origin) const noexcept;
+  /// The default node of `resource` in `entrance`'s context if one exists; never creates one.
+  const default_node* find_default(const entrance_node& entrance,
+                                   const cluster_node& resource) const noexcept;
+
   /// The global inbound node (Sentinel's `__total_inbound_traffic__`).
   cluster_node& inbound() noexcept { return *inbound_; }
   const cluster_node& inbound() const noexcept { return *inbound_; }

@@ -290,6 +290,46 @@ TEST_F(SlotChain, AQpsRuleLoadedMidSecondSeesThatSecondsPasses) {
   EXPECT_EQ(admitted, 110);
 }
 
+// An audit: a rule for a named origin, or a chain rule, booked its admissions from zero when it
+// was loaded or changed: renamed four times in 400 ms, a count-5 rule for `org` passed 20.
+TEST_F(SlotChain, ANamedOriginOrChainRuleLoadedMidSecondSeesThatSecondsPasses) {
+  struct rule_case {
+    const char* what;
+    flow_rule rule;
+  };
+  const rule_case cases[] = {
+      {"named origin", {.resource = "res", .count = 10, .limit_app = "org"}},
+      {"chain",
+       {.resource = "res", .count = 10, .strategy = flow_strategy::chain, .ref_resource = "web"}},
+  };
+  for (const rule_case& c : cases) {
+    SCOPED_TRACE(c.what);
+    clock.advance_ms(10'000);  // a quiet start for each case
+    load({});
+    context caller{eng, "web", "org"};
+    context bystander{eng, "batch", "someone"};  // another context and origin: not counted
+    for (int i = 0; i < 8; ++i) ASSERT_TRUE(eng.enter(caller, "res"));  // no rule yet
+    for (int i = 0; i < 5; ++i) ASSERT_TRUE(eng.enter(bystander, "res"));
+    clock.advance_ms(100);
+    flow_rule r = c.rule;
+    load({.flow = {r}});
+    int admitted = 0;
+    for (int i = 0; i < 10; ++i) admitted += eng.enter(caller, "res") ? 1 : 0;
+    EXPECT_EQ(admitted, 2) << "new rule";
+    clock.advance_ms(100);
+    r.name = "renamed";  // a changed rule is a new rule: it starts from the same traffic
+    load({.flow = {r}});
+    admitted = 0;
+    for (int i = 0; i < 10; ++i) admitted += eng.enter(caller, "res") ? 1 : 0;
+    EXPECT_EQ(admitted, 0) << "changed rule";
+    EXPECT_TRUE(eng.enter(bystander, "res")) << "the rule covers neither that origin nor context";
+    clock.advance_ms(1'000);  // the interval slid past those passes
+    admitted = 0;
+    for (int i = 0; i < 20; ++i) admitted += eng.enter(caller, "res") ? 1 : 0;
+    EXPECT_EQ(admitted, 10);
+  }
+}
+
 TEST_F(SlotChain, EntriesAdmittedBeforeAReloadReportTheirExitToTheBreakersInForceAtExit) {
   std::vector<entry> in_flight;
   for (int i = 0; i < 3; ++i) in_flight.push_back(eng.enter(ctx, "res"));  // no breaker yet
