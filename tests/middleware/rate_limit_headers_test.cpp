@@ -36,10 +36,12 @@ using request = http::request<http::string_body>;
 using response = http::response<http::string_body>;
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
+/// /hello; `/hello?refuse` answers 429 itself, as a handler whose nested resource was blocked.
 struct hello {
   response operator()(request&& req) const {
-    response res{http::status::ok, req.version()};
-    res.body() = "hello";
+    const bool refuse = req.target().ends_with("?refuse");
+    response res{refuse ? http::status::too_many_requests : http::status::ok, req.version()};
+    res.body() = refuse ? "limited" : "hello";
     res.prepare_payload();
     return res;
   }
@@ -286,6 +288,25 @@ TEST(RateLimitHeaders, AThrottledRequestCountsItselfInTheRemainingQuota) {
   }
 }
 
+// An audit: a 429 a nested resource's block made carried `RateLimit: "default";r=47` from the
+// outer resource, telling the client it had quota left while refusing it.
+TEST(RateLimitHeaders, AHandlersOwn429CarriesNoFieldsButItsPassCounts) {
+  for (const auto style : {rate_limit_header_style::ietf, rate_limit_header_style::draft03}) {
+    served s{three_per_second, style};
+    test::http_connection c{s.port()};
+    const test::http_response refused = c.get("/hello?refuse");
+    ASSERT_EQ(refused.status, 429u);
+    for (const char* f : every_rate_limit_field) EXPECT_FALSE(refused.has_header(f)) << f;
+    const test::http_response next = c.get("/hello");
+    ASSERT_EQ(next.status, 200u);
+    if (style == rate_limit_header_style::ietf) {
+      EXPECT_EQ(next.header("ratelimit"), "\"default\";r=1;t=1");  // the refused pass counts
+    } else {
+      EXPECT_EQ(next.header("x-ratelimit-remaining"), "1");
+    }
+  }
+}
+
 TEST(RateLimitHeaders, NoQpsRuleNoFields) {
   served s{{.flow = {{.resource = "GET:/other", .count = 1}}}, rate_limit_header_style::ietf};
   test::http_connection c{s.port()};
@@ -302,7 +323,12 @@ TEST(RateLimitHeaders, StyleNamesParse) {
   EXPECT_EQ(st, rate_limit_header_style::draft03);
   EXPECT_TRUE(parse_rate_limit_header_style("off", st));
   EXPECT_EQ(st, rate_limit_header_style::off);
-  EXPECT_FALSE(parse_rate_limit_header_style("IETF", st));
+  EXPECT_TRUE(parse_rate_limit_header_style("IETF", st));  // any case, as the rule file reads it
+  EXPECT_EQ(st, rate_limit_header_style::ietf);
+  EXPECT_TRUE(parse_rate_limit_header_style("Draft03", st));
+  EXPECT_EQ(st, rate_limit_header_style::draft03);
+  EXPECT_FALSE(parse_rate_limit_header_style("ietf ", st));
+  EXPECT_FALSE(parse_rate_limit_header_style("draft", st));
 }
 
 }  // namespace

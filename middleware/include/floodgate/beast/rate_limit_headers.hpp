@@ -15,14 +15,23 @@ namespace floodgate::beast {
 /// file's `rateLimitHeaders`).
 using floodgate::rate_limit_header_style;
 
-/// Parses `off`, `draft03` or `ietf`; false for anything else.
+/// Parses `off`, `draft03` or `ietf` in any case (as the rule file reads enum names); false for
+/// anything else.
 constexpr bool parse_rate_limit_header_style(std::string_view s,
                                              rate_limit_header_style& out) noexcept {
-  if (s == "off") {
+  const auto is = [s](std::string_view name) {
+    if (s.size() != name.size()) return false;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      const char c = s[i] >= 'A' && s[i] <= 'Z' ? static_cast<char>(s[i] - 'A' + 'a') : s[i];
+      if (c != name[i]) return false;
+    }
+    return true;
+  };
+  if (is("off")) {
     out = rate_limit_header_style::off;
-  } else if (s == "draft03") {
+  } else if (is("draft03")) {
     out = rate_limit_header_style::draft03;
-  } else if (s == "ietf") {
+  } else if (is("ietf")) {
     out = rate_limit_header_style::ietf;
   } else {
     return false;

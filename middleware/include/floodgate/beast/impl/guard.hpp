@@ -209,7 +209,9 @@ http::message_generator guarded_handler<Handler, Executor>::finish(
     if (options_.is_error(res.result_int())) {
       e.trace_error();
     }
-    if (quota) [[unlikely]] {
+    // A 429 the handler answered itself (a nested resource's block, a limit of its own) says
+    // the caller is limited: the quota this resource has left would contradict it.
+    if (quota && res.result() != http::status::too_many_requests) [[unlikely]] {
       set_rate_limit_headers(res.base(), header_style(), quota);
     }
     if (draining()) [[unlikely]] {
