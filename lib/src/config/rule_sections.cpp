@@ -233,21 +233,6 @@ hot_keys_rule read_hot_keys(map_reader& m) {
   return r;
 }
 
-/// Authority: Sentinel keeps only the first rule of a resource; here a second one is an error.
-void check_one_authority_rule_per_resource(document_reader& doc, const node_path& section,
-                                           const std::vector<authority_rule>& rules) {
-  std::unordered_map<std::string_view, std::size_t> first_of;  // resource → first rule index
-  for (std::size_t i = 0; i < rules.size(); ++i) {
-    if (rules[i].resource.empty()) continue;
-    const auto [first, inserted] = first_of.emplace(rules[i].resource, i);
-    if (inserted) continue;
-    const auto at = doc.resolve(section.index(i).canonical + ".resource");
-    doc.error(at.at, at.path,
-              "a resource has at most one authority rule (first at " +
-                  section.index(first->second).actual + ")");
-  }
-}
-
 template <class Rule, class Read>
 void read_section(map_reader& root, std::string_view key, std::vector<Rule>& out,
                   std::vector<bool>& clean, const std::vector<key_spec>& keys, Read read) {
@@ -321,7 +306,6 @@ void read_rule_document(document_reader& doc, const YAML::Node& root, rule_set& 
   read_section(top, "authority", out.authority, clean.authority,
                with_sentinel_extras({{"name"}, {"resource"}, {"strategy"}, {"limitApp"}}),
                read_authority);
-  check_one_authority_rule_per_resource(doc, top.path_of("authority"), out.authority);
   read_section(top, "system", out.system, clean.system,
                with_sentinel_extras({{"name"},
                                      {"highestSystemLoad"},

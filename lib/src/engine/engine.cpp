@@ -76,6 +76,13 @@ const engine_options& checked(const engine_options& o) {
         "floodgate::engine_options.windows: the bucket length (interval / sample count) must be a "
         "whole number of milliseconds dividing 1000");
   }
+  if (o.occupy_timeout_ms < 0 || o.occupy_timeout_ms > w.second_interval_ms) {
+    // Sentinel's occupyTimeout is bounded the same way (OccupyTimeoutProperty).
+    throw std::invalid_argument("floodgate::engine_options.occupy_timeout_ms: must be 0.." +
+                                std::to_string(w.second_interval_ms) +
+                                " (the windows' interval), not " +
+                                std::to_string(o.occupy_timeout_ms));
+  }
   const auto& l = o.limits;
   const std::pair<const char*, std::size_t> caps[] = {
       {"max_resources", l.max_resources},

@@ -66,6 +66,20 @@ void check_labels_unique(const std::vector<Rule>& rules, std::string_view sectio
   check_labels_unique(labelled, errors);
 }
 
+/// Authority: Sentinel keeps only the first rule of a resource; here a second one is an error.
+void check_one_authority_rule_per_resource(const std::vector<authority_rule>& rules,
+                                           std::vector<rule_error>& errors) {
+  std::map<std::string_view, std::size_t> first_of;  // resource → first rule index
+  for (std::size_t i = 0; i < rules.size(); ++i) {
+    if (rules[i].resource.empty()) continue;
+    const auto [first, inserted] = first_of.emplace(rules[i].resource, i);
+    if (inserted) continue;
+    errors.push_back({"authority[" + std::to_string(i) + "].resource",
+                      "a resource has at most one authority rule (first at authority[" +
+                          std::to_string(first->second) + "])"});
+  }
+}
+
 }  // namespace
 
 void validate(const rule_set& rules, std::vector<rule_error>& errors) {
@@ -82,6 +96,7 @@ void validate(const rule_set& rules, std::vector<rule_error>& errors) {
   validate_section(rules.hot_keys, "hotKeys", errors);
   check_labels_unique(rules.flow, "flow", errors);
   check_labels_unique(rules.degrade, "degrade", errors);
+  check_one_authority_rule_per_resource(rules.authority, errors);
   std::vector<labelled_rule> hot_key_families;  // a tracked paramFlow rule exports them too
   add_labels(rules.param_flow, "paramFlow", hot_key_families);
   add_labels(rules.hot_keys, "hotKeys", hot_key_families);

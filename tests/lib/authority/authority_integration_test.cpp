@@ -65,5 +65,21 @@ TEST_F(AuthorityIntegration, OtherResourcesAreNotAffected) {
   EXPECT_TRUE(e.passed());
 }
 
+// An audit of the API: the engine took a second authority rule of one resource (keeping the
+// first) that the rule file refuses, so rules() written with to_yaml did not load again.
+TEST_F(AuthorityIntegration, ASecondRuleOfOneResourceIsRejectedAsTheFileRejectsIt) {
+  load(authority_strategy::white, "ops");
+  const rule_set two{.authority = {{.resource = "GET:/admin", .limit_app = "ops"},
+                                   {.resource = "GET:/other", .limit_app = "ops"},
+                                   {.resource = "GET:/admin", .limit_app = "billing"}}};
+  const load_result r = eng.load_rules(two);
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].path, "authority[2].resource");
+  EXPECT_EQ(r.errors[0].message,
+            "a resource has at most one authority rule (first at authority[0])");
+  EXPECT_FALSE(passes("billing")) << "the last good rules stay";
+  EXPECT_TRUE(passes("ops"));
+}
+
 }  // namespace
 }  // namespace floodgate

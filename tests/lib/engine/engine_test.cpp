@@ -418,6 +418,25 @@ TEST(EngineOptions, ACapOverTheMaximumIsRejectedNamingIt) {
   }
 }
 
+// An audit of the API: -5 silently turned prioritized borrowing off, and 100 000 let an entry
+// borrow 900 ms ahead, past the one-second window Sentinel bounds occupyTimeout by.
+TEST(EngineOptions, AnOccupyTimeoutOutsideTheWindowIsRejected) {
+  for (const std::int64_t value : {std::int64_t{-5}, std::int64_t{1'001}, std::int64_t{100'000}}) {
+    try {
+      engine eng{engine_options{.occupy_timeout_ms = value}};
+      ADD_FAILURE() << value << " was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(std::string(e.what()),
+                "floodgate::engine_options.occupy_timeout_ms: must be 0..1000 (the windows' "
+                "interval), not " +
+                    std::to_string(value));
+    }
+  }
+  for (const std::int64_t value : {std::int64_t{0}, std::int64_t{500}, std::int64_t{1'000}}) {
+    EXPECT_NO_THROW(engine(engine_options{.occupy_timeout_ms = value})) << value;
+  }
+}
+
 TEST_F(Engine, ANullSlotIsRejectedAndTheChainStaysUsable) {
   EXPECT_THROW(eng.add_slot(nullptr), std::invalid_argument);
   context ctx{eng, "ctx"};

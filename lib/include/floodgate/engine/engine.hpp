@@ -52,7 +52,9 @@ class resource_handle {
 struct engine_options {
   node::registry_limits limits{};
   stat::window_config windows{};
-  std::int64_t occupy_timeout_ms = 500;  ///< longest a prioritized entry may borrow ahead
+  /// Longest a prioritized entry may borrow ahead: 0..windows.second_interval_ms (the constructor
+  /// throws std::invalid_argument otherwise, as Sentinel bounds occupyTimeout).
+  std::int64_t occupy_timeout_ms = 500;
   /// Time source; must outlive the engine. Null means the process steady clock.
   const clock* time = nullptr;
   /// Load / CPU readings for system rules. Null means the process sampler, started only when
@@ -111,8 +113,8 @@ struct load_result {
 */
 class engine {
  public:
-  /// Throws std::invalid_argument when `options.windows` is not a valid window shape, or a cap
-  /// in `options.limits` is over registry_limits::max_cap.
+  /// Throws std::invalid_argument when `options.windows` is not a valid window shape, a cap in
+  /// `options.limits` is over registry_limits::max_cap, or `occupy_timeout_ms` is out of range.
   explicit engine(engine_options options = {});
   /// Every context and entry of this engine must be gone first: an entry exits into the engine's
   /// statistics, so one left over (an in-flight request) would exit into freed memory.
