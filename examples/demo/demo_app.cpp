@@ -73,15 +73,22 @@ class endpoints {
       case route_work:
         co_return co_await work(std::move(req), scope);
       case route_status: {
+        // Path parameters are percent-decoded, as the guard reads them for rules and hot keys.
+        std::string scratch;
         unsigned code = 0;
-        if (!parse_number(scope.route().param("code"), code) || code < 200 || code > 599) {
+        if (!parse_number(
+                floodgate::beast::decode_path_segment(scope.route().param("code"), scratch),
+                code) ||
+            code < 200 || code > 599) {
           co_return reply(req, 400, "status must be 200..599\n");
         }
         co_return reply(req, code, "status " + std::to_string(code) + "\n");
       }
       case route_users: {
+        std::string scratch;
         std::string body = R"({"id":")";
-        floodgate::beast::append_json_escaped(body, scope.route().param("id"));
+        floodgate::beast::append_json_escaped(
+            body, floodgate::beast::decode_path_segment(scope.route().param("id"), scratch));
         body += "\"}";
         co_return reply(req, 200, std::move(body), "application/json");
       }

@@ -332,12 +332,15 @@ asio::awaitable<void> session(std::shared_ptr<http_server::shard> sh,
         }
         break;
       }
+      // The parser reads every Connection line; message::keep_alive() (which handlers use) only
+      // the first: a `close` in a later line must still close (RFC 9112 section 9.6).
+      const bool client_closes = !parser.keep_alive();
       request req = parser.release();
       stream.expires_never();
       if (*taker && !sh->stopping && (*taker)(req, stream.socket())) {
         co_return;  // the socket is someone else's now
       }
-      if (sh->stopping) {
+      if (sh->stopping || (client_closes && req.keep_alive())) {
         req.keep_alive(false);
       }
       stream.expires_never();

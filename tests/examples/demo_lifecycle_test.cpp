@@ -127,6 +127,21 @@ TEST_F(DemoTest, NoGuardServesTheSameEndpointsWithoutTheMiddleware) {
   EXPECT_TRUE(admin_json("/floodgate/resources").as_array().empty());
 }
 
+// An audit: `/users/%342` answered `{"id":"%342"}` while its hot key and paramFlow value was
+// `42`; the endpoints read their path parameters decoded, as the guard does.
+TEST_F(DemoTest, EndpointsReadTheirPathParametersPercentDecoded) {
+  start("{}");
+  for (const bool guarded : {true, false}) {
+    if (!guarded) start("{}", {"--no-guard"});
+    EXPECT_EQ(get("/users/%342").body, R"({"id":"42"})");
+    EXPECT_EQ(get("/users/a+b%2Fc").body, R"({"id":"a+b/c"})");
+    EXPECT_EQ(get("/users/%E2%82%AC").body, "{\"id\":\"\u20ac\"}");
+    EXPECT_EQ(get("/users/%zz").body, R"({"id":"%zz"})");  // a malformed escape is kept
+    const http_response status = get("/status/%32%30%34");
+    EXPECT_EQ(status.status, 204u);
+  }
+}
+
 TEST_F(DemoTest, MalformedRequestsAreRefusedWithoutTouchingStatistics) {
   start("{}");
   const auto refused = [&](const std::string& bytes) {
@@ -237,6 +252,35 @@ TEST_F(DemoTest, AmbiguouslyFramedRequestsAreRefusedAndTheirConnectionClosed) {
   c.send_raw(post + "Transfer-Encoding: Chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n" +
              "GET /hello HTTP/1.0\r\n\r\n");
   EXPECT_EQ(c.read_response().status, 404u);  // POST /hello: no such route
+  EXPECT_EQ(c.read_response().status, 200u);
+}
+
+// An audit: `Connection: keep-alive` then `Connection: close` was answered and the connection
+// kept open: only the first line was read. The lines form one list (RFC 9110 section 5.3).
+TEST_F(DemoTest, ACloseInAnyConnectionLineClosesTheConnection) {
+  start("flow:\n  - {resource: 'GET:/users/{id}', count: 0}\n");
+  const auto answer = [&](std::uint16_t port, const std::string& target,
+                          const std::string& connection_lines) {
+    http_connection c{port};
+    c.send_raw("GET " + target + " HTTP/1.1\r\nHost: x\r\n" + connection_lines + "\r\n");
+    const http_response r = c.read_response();
+    EXPECT_EQ(r.header("Connection"), "close") << target << " " << connection_lines;
+    EXPECT_TRUE(c.closed_by_peer()) << target << " " << connection_lines;
+    return r.status;
+  };
+  for (const std::string lines : {"Connection: keep-alive\r\nConnection: close\r\n",
+                                  "Connection: foo\r\nConnection: close\r\n"}) {
+    EXPECT_EQ(answer(demo_->port(), "/hello", lines), 200u);    // the handler's answer
+    EXPECT_EQ(answer(demo_->port(), "/users/1", lines), 429u);  // the guard's
+    EXPECT_EQ(answer(demo_->port(), "/nowhere", lines), 404u);
+    EXPECT_EQ(answer(demo_->admin_port(), "/floodgate/rules", lines), 200u);
+  }
+  // Without a close in any line the connection serves the next request.
+  http_connection c{demo_->port()};
+  c.send_raw(
+      "GET /hello HTTP/1.1\r\nHost: x\r\nConnection: foo\r\nConnection: bar\r\n\r\n"
+      "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(c.read_response().status, 200u);
   EXPECT_EQ(c.read_response().status, 200u);
 }
 

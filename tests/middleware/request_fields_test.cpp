@@ -1,5 +1,6 @@
 // Header lookups of the guard: names compared as HTTP does (ASCII case-insensitive), Beast's
-// field codes for known names, keep-alive as message::keep_alive() decides it.
+// field codes for known names, keep-alive as message::keep_alive() decides it (reading every
+// Connection line, where Beast reads the first).
 #include <floodgate/beast/detail/request_params.hpp>
 
 #include <boost/beast/core/string.hpp>
@@ -103,6 +104,22 @@ TEST(KeepAlive, DecidesAsBeastDoes) {
   EXPECT_FALSE(keep_alive(old.base(), 10));
   request current{http::verb::get, "/", 11};
   EXPECT_TRUE(keep_alive(current.base(), 11));
+}
+
+// Beast's message::keep_alive() reads the first Connection line only; a `close` in any line
+// closes (RFC 9110 section 5.3: the lines are one list; RFC 9112 section 9.6).
+TEST(KeepAlive, EveryConnectionLineCounts) {
+  const auto with = [](unsigned version, std::vector<const char*> lines) {
+    request req{http::verb::get, "/", version};
+    for (const char* line : lines) req.insert(http::field::connection, line);
+    return keep_alive(req.base(), version);
+  };
+  EXPECT_FALSE(with(11, {"keep-alive", "close"}));
+  EXPECT_FALSE(with(11, {"foo", "bar, close"}));
+  EXPECT_TRUE(with(11, {"foo", "bar"}));
+  EXPECT_TRUE(with(10, {"foo", "keep-alive"}));
+  EXPECT_FALSE(with(10, {"keep-alive", "close"}));
+  EXPECT_FALSE(with(10, {"foo", "bar"}));
 }
 
 }  // namespace

@@ -84,17 +84,23 @@ std::optional<std::string_view> find_field(const Fields& fields, const header_na
   return std::nullopt;
 }
 
-/** Whether the connection stays open after answering a request, as message::keep_alive() says,
-    from one walk of the few fields (no tree lookup): HTTP/1.1 unless `Connection: close`,
-    HTTP/1.0 only with `Connection: keep-alive`. */
+/** Whether the connection stays open after answering a request, from one walk of the few
+    fields (no tree lookup): HTTP/1.1 unless `Connection: close`, HTTP/1.0 only with
+    `Connection: keep-alive`. Every `Connection` line counts, as one list (RFC 9110 section 5.3):
+    message::keep_alive() reads only the first, and a `close` in a second line must still close
+    (RFC 9112 section 9.6). */
 template <class Fields>
 bool keep_alive(const Fields& fields, unsigned version) {
   using boost::beast::http::field;
-  const auto connection = find_field(fields, {"Connection", field::connection});
-  if (version < 11) {
-    return connection && boost::beast::http::token_list{*connection}.exists("keep-alive");
+  bool close = false;
+  bool keep = false;
+  for (const auto& f : fields) {
+    if (f.name() != field::connection) continue;
+    boost::beast::http::token_list tokens{f.value()};  // exists() is not const
+    close = close || tokens.exists("close");
+    keep = keep || tokens.exists("keep-alive");
   }
-  return !connection || !boost::beast::http::token_list{*connection}.exists("close");
+  return version < 11 ? keep && !close : !close;
 }
 
 /// The client address of a request under `options` (peer, or forwarded by a trusted proxy).
