@@ -66,7 +66,8 @@ parse_result parse_rules(std::string_view text, std::string_view file_name);
 /// Reads and parses a file (size-capped). A missing, unreadable or empty file is an error.
 parse_result read_rule_file(const std::string& path);
 
-/// The rules as YAML in the file's schema; parse_rules(to_yaml(r)) gives back `r`.
+/// The rules as YAML in the file's schema; parse_rules(to_yaml(r)) gives back `r` when `r`
+/// validates and its text is UTF-8 (a rule file is UTF-8 text; other bytes cannot be written).
 std::string to_yaml(const rule_set& rules);
 /// The rules as JSON in the file's schema (each section a Sentinel-style array).
 std::string to_json(const rule_set& rules);
