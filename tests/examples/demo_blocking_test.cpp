@@ -304,6 +304,27 @@ TEST_F(DemoTest, NestedBackendResourceIsAChildInTheTree) {
   EXPECT_EQ(backend->at("totalPass").to_number<int>(), 1);
 }
 
+// An audit: backend:work's durations were millisecond readings rounded down, so calls of 5.0 to
+// 5.9 ms counted in the 5 ms bucket (8 of 10), where GET:/work's (nanoseconds) counted none.
+TEST_F(DemoTest, TheNestedResourcesDurationsAreTimedAsPreciselyAsTheRequests) {
+  start("{}");
+  for (int i = 0; i < 10; ++i) ASSERT_EQ(get("/work?ms=5").status, 200u);
+  const std::string m = metrics();
+  for (const char* resource : {"GET:/work", "backend:work"}) {
+    EXPECT_EQ(sample(m, "floodgate_request_duration_seconds_count", {{"resource", resource}}), 10.0)
+        << resource;
+    // Each waited at least 5 ms: none is 5 ms or less.
+    EXPECT_EQ(sample(m, "floodgate_request_duration_seconds_bucket",
+                     {{"resource", resource}, {"le", "0.005"}}),
+              0.0)
+        << resource;
+    EXPECT_GT(
+        sample(m, "floodgate_request_duration_seconds_sum", {{"resource", resource}}).value_or(0),
+        0.050)
+        << resource;
+  }
+}
+
 TEST_F(DemoTest, EndpointsAnswerAsSpecified) {
   start("{}");
   EXPECT_EQ(get("/hello").body, "hello");
