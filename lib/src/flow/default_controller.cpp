@@ -98,13 +98,14 @@ slot_verdict default_controller::check_concurrency(const flow_request& req,
   // drop below its count. (The node counts this rule's own entries too, a moment after they
   // took their slot; the larger of the two is a lower bound of what is in flight.)
   const std::int64_t live = node.concurrency();
-  std::int64_t cur = in_flight_.load(std::memory_order_acquire);
+  std::atomic<std::int64_t>& slots = this->slots();
+  std::int64_t cur = slots.load(std::memory_order_acquire);
   do {
     if (static_cast<double>(std::max(cur, live) + need) > count_) {
       return flow_blocked(0);
     }
-  } while (!in_flight_.compare_exchange_weak(cur, cur + 1, std::memory_order_acq_rel,
-                                             std::memory_order_acquire));
+  } while (!slots.compare_exchange_weak(cur, cur + 1, std::memory_order_acq_rel,
+                                        std::memory_order_acquire));
   booking.held = true;
   return slot_verdict::pass();
 }

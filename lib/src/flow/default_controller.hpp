@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 
 namespace floodgate::flow {
 
@@ -60,7 +61,14 @@ class default_controller {
     }
   }
   /// Gives back an in-flight slot.
-  void release() noexcept { in_flight_.fetch_sub(1, std::memory_order_acq_rel); }
+  void release() noexcept { slots().fetch_sub(1, std::memory_order_acq_rel); }
+  /** A changed concurrency rule takes over its predecessor's in-flight slots (`earlier`, kept
+      alive by `owner`): the entries the old rule admitted hold them until they exit, so the new
+      rule counts them from the first instant, not only once the node shows them. */
+  void take_over_slots(default_controller& earlier, std::shared_ptr<const void> owner) noexcept {
+    slots_ = earlier.slots_ != nullptr ? earlier.slots_ : &earlier.in_flight_;
+    slots_owner_ = earlier.slots_owner_ ? earlier.slots_owner_ : std::move(owner);
+  }
   /** Ends a reservation (flow_booking::reserved) once the entry's pass is on the node, or it
       was blocked. Release: a check that finds the reservation gone sees the recorded pass. */
   void unreserve(std::uint32_t acquire) noexcept {
@@ -71,7 +79,9 @@ class default_controller {
   flow_grade grade() const noexcept { return grade_; }
   double count() const noexcept { return count_; }
   /// Entries holding one of this rule's in-flight slots.
-  std::int64_t in_flight() const noexcept { return in_flight_.load(std::memory_order_acquire); }
+  std::int64_t in_flight() const noexcept {
+    return (slots_ != nullptr ? *slots_ : in_flight_).load(std::memory_order_acquire);
+  }
   /// The QPS bookings (exclusive nodes only).
   const admission_window& admissions() const noexcept { return admissions_; }
 
@@ -92,6 +102,9 @@ class default_controller {
   flow_grade grade_;
   double count_;
   std::atomic<std::int64_t> in_flight_{0};
+  std::atomic<std::int64_t>* slots_ = nullptr;  // a predecessor's in_flight_ it took over
+  std::shared_ptr<const void> slots_owner_;     // keeps that predecessor alive
+  std::atomic<std::int64_t>& slots() noexcept { return slots_ != nullptr ? *slots_ : in_flight_; }
   std::atomic<std::int64_t> pending_{0};
   admission_window admissions_;
 };

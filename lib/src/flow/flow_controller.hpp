@@ -76,6 +76,17 @@ class flow_controller {
     return c != nullptr ? &c->lease() : nullptr;
   }
 
+  /// A changed concurrency rule takes over `earlier`'s in-flight slots
+  /// (default_controller::take_over_slots).
+  void take_over_slots(const std::shared_ptr<flow_controller>& earlier) noexcept {
+    auto* mine = std::get_if<default_controller>(&impl_);
+    auto* theirs = std::get_if<default_controller>(&earlier->impl_);
+    if (mine != nullptr && theirs != nullptr && mine->grade() == flow_grade::concurrency &&
+        theirs->grade() == flow_grade::concurrency) {
+      mine->take_over_slots(*theirs, earlier);
+    }
+  }
+
   void release() noexcept {
     if (auto* c = std::get_if<default_controller>(&impl_)) {
       c->release();

@@ -136,17 +136,36 @@ std::unique_ptr<resource_flow_rules> resource_flow_rules::build(
   // Sentinel's FlowRuleComparator: any specific limitApp (`other` too) before `default`.
   std::stable_partition(p->rules.begin(), p->rules.end(),
                         [](const compiled_rule& c) { return c.kind != flow::limit_app_kind::all; });
+  const std::vector<compiled_rule>* old = previous != nullptr ? &previous->impl_->rules : nullptr;
+  // Old rules whose controller a new rule already took (equal) or took slots from (changed).
+  std::vector<bool> taken(old != nullptr ? old->size() : 0, false);
   for (auto& c : p->rules) {
-    if (previous != nullptr) {
-      const auto& old = previous->impl_->rules;
-      const auto same = std::find_if(old.begin(), old.end(),
+    if (old != nullptr) {
+      const auto same = std::find_if(old->begin(), old->end(),
                                      [&](const compiled_rule& o) { return o.rule == c.rule; });
-      if (same != old.end()) {
+      if (same != old->end()) {
         c.shared = same->shared;  // unchanged rule: keep tokens, schedule, windows
+        taken[static_cast<std::size_t>(same - old->begin())] = true;
       }
     }
+  }
+  for (auto& c : p->rules) {
     if (!c.shared) {
       c.shared = std::make_shared<flow::detail::flow_controller>(c.rule);
+      // A changed concurrency rule counts the entries its predecessor (same callers, same
+      // node) admitted: they hold its slots until they exit.
+      if (old != nullptr && c.rule.grade == flow_grade::concurrency && !c.rule.cluster_mode) {
+        for (std::size_t k = 0; k < old->size(); ++k) {
+          const flow_rule& o = (*old)[k].rule;
+          if (!taken[k] && o.grade == flow_grade::concurrency && !o.cluster_mode &&
+              o.limit_app == c.rule.limit_app && o.strategy == c.rule.strategy &&
+              o.ref_resource == c.rule.ref_resource) {
+            c.shared->take_over_slots((*old)[k].shared);
+            taken[k] = true;
+            break;
+          }
+        }
+      }
       // A new rule booking on a node of its own sees the traffic already under way there.
       if (resource != nullptr) {
         if (const auto* traffic = flow::find_booked_node(c.rule, c.kind, *nodes, *resource)) {
