@@ -191,6 +191,7 @@ void metrics_collector::collect_breakers(std::vector<MetricFamily>& out) const {
   auto transitions = family(metrics::circuit_breaker_transitions_total, MetricType::Counter);
   auto drop_ratio = family(metrics::adaptive_drop_ratio, MetricType::Gauge);
   const std::int64_t now_ms = engine_.time().now_ms();
+  series_places places;
   engine_.for_each_breaker([&](std::string_view resource, const circuit_breaker& b,
                                std::int32_t index) {
     const std::string rule = breaker_rule_label(b, index);
@@ -211,35 +212,30 @@ void metrics_collector::collect_breakers(std::vector<MetricFamily>& out) const {
                 window->drop_ratio));
       return;
     }
-    // Another breaker under these labels (a changed rule, or one whose label came back): what
-    // the last scrape saw of the one before is added, less what the new one carried over from
-    // it (resource_breakers::build), so transitions made after that scrape are not lost and
-    // none is counted twice.
-    breaker_series& series = breaker_series_[{std::string(resource), rule}];
-    decltype(series.seen) now{};
-    static_assert(now.size() == breaker_transitions.size());
-    const bool replaced = series.breaker != b.serial();  // not the address: a new one may reuse it
+    // Another breaker under these labels (carried_series): a changed rule's, which carried the
+    // one before's counts (transitions made after the last scrape are then not lost), one that
+    // carried nothing, or an unchanged rule's that moved here with counts made elsewhere. By
+    // serial, not address: a new one may reuse it.
+    series_key key{std::string(resource), rule};
+    auto& series = breaker_series_[key];
+    std::array<std::uint64_t, breaker_transitions.size()> now{};
+    bool carried = false;
     for (std::size_t i = 0; i < breaker_transitions.size(); ++i) {
       const auto [from, to] = breaker_transitions[i];
       now[i] = b.transitions(from, to);
+      carried = carried || b.carried_transitions(from, to) > 0;
     }
-    if (replaced) {
-      for (std::size_t i = 0; i < now.size(); ++i) {
-        const auto [from, to] = breaker_transitions[i];
-        series.earlier[i] +=
-            series.seen[i] - std::min(series.seen[i], b.carried_transitions(from, to));
-      }
-      series.breaker = b.serial();
-    }
-    series.seen = now;
+    series.update(b.serial(), now, carried, moved(breaker_places_, b.serial(), key));
+    places.emplace(b.serial(), std::move(key));
     for (std::size_t i = 0; i < breaker_transitions.size(); ++i) {
       const auto [from, to] = breaker_transitions[i];
       transitions.metric.push_back(counter(
           {label(metrics::label_resource, resource), label(metrics::label_rule, rule),
            label(metrics::label_from, to_string(from)), label(metrics::label_to, to_string(to))},
-          as_double(series.earlier[i] + now[i])));
+          as_double(series.value(i))));
     }
   });
+  breaker_places_ = std::move(places);
   out.push_back(std::move(state));
   out.push_back(std::move(transitions));
   out.push_back(std::move(drop_ratio));
@@ -279,21 +275,22 @@ void metrics_collector::collect_hot_keys(std::vector<MetricFamily>& out) const {
   auto hot = family(metrics::hot_keys, MetricType::Gauge);
   auto top = family(metrics::hot_key_top_requests, MetricType::Gauge);
   auto events = family(metrics::hot_key_events_total, MetricType::Counter);
+  series_places places;
   for (const hot_key_rule_stats& s : engine_.hot_key_stats()) {
     std::vector<ClientMetric::Label> labels{label(metrics::label_resource, s.resource),
                                             label(metrics::label_rule, s.rule)};
     hot.metric.push_back(gauge(labels, as_double(s.hot_values)));
     top.metric.push_back(gauge(labels, as_double(s.top_count)));
-    // As for breakers: another tracker under these labels adds what the last scrape saw of
-    // the one before, less what the new one carried over from it.
-    hot_key_series& series = hot_key_series_[{s.resource, s.rule}];
-    if (series.tracker != s.tracker_serial) {
-      series.earlier += series.seen - std::min(series.seen, s.carried_events);
-      series.tracker = s.tracker_serial;
-    }
-    series.seen = s.events;
-    events.metric.push_back(counter(std::move(labels), as_double(series.earlier + s.events)));
+    // As for breakers: another tracker under these labels goes on from the one before when it
+    // carried its events, else starts anew; one that moved here brings events made elsewhere.
+    series_key key{s.resource, s.rule};
+    auto& series = hot_key_series_[key];
+    series.update(s.tracker_serial, {s.events}, s.carried_events > 0,
+                  moved(hot_key_places_, s.tracker_serial, key));
+    places.emplace(s.tracker_serial, std::move(key));
+    events.metric.push_back(counter(std::move(labels), as_double(series.value(0))));
   }
+  hot_key_places_ = std::move(places);
   out.push_back(std::move(hot));
   out.push_back(std::move(top));
   out.push_back(std::move(events));

@@ -321,6 +321,44 @@ TEST_F(MetricsCollectorTest, TransitionsOfALabelThatComesBackAddToWhatWasSeenBef
   EXPECT_EQ(times_opened(h), 2.0);
 }
 
+// An audit: two unnamed breakers that swapped places in the file (both unchanged, so both kept
+// their state) took their transition counts to their new labels, and the series of a breaker
+// that had never opened jumped to 1: three transitions read as six.
+TEST_F(MetricsCollectorTest, ABreakerThatMovesToAnotherLabelDoesNotTakeItsCountsThere) {
+  const degrade_rule trips = opens_on_second_error();
+  degrade_rule never = opens_on_second_error();
+  never.count = 1'000;
+  const metrics_handler h{{std::make_shared<metrics_collector>(*engine_)}};
+  const auto opened = [&](const char* rule) {
+    return sample(h.render(), "floodgate_circuit_breaker_transitions_total",
+                  {{"resource", "GET:/a"}, {"rule", rule}, {"from", "closed"}, {"to", "open"}});
+  };
+  load({.degrade = {trips, never}});
+  for (int i = 0; i < 2; ++i) request("GET:/a", 0, true);
+  EXPECT_EQ(opened("degrade[0]"), 1.0);
+  EXPECT_EQ(opened("degrade[1]"), 0.0);
+  for (int swap = 0; swap < 3; ++swap) {
+    load({.degrade = swap % 2 == 0 ? std::vector{never, trips} : std::vector{trips, never}});
+    // The one transition was made under degrade[0]; neither series moves.
+    EXPECT_EQ(opened("degrade[0]"), 1.0) << swap;
+    EXPECT_EQ(opened("degrade[1]"), 0.0) << swap;
+  }
+  // Now under degrade[1], the breaker's next transition counts there.
+  clock_.advance_ms(10'000);
+  request("GET:/a", 0, true);  // the probe fails: half-open, then open again
+  const std::string text = h.render();
+  EXPECT_EQ(
+      sample(
+          text, "floodgate_circuit_breaker_transitions_total",
+          {{"resource", "GET:/a"}, {"rule", "degrade[1]"}, {"from", "half_open"}, {"to", "open"}}),
+      1.0);
+  EXPECT_EQ(
+      sample(
+          text, "floodgate_circuit_breaker_transitions_total",
+          {{"resource", "GET:/a"}, {"rule", "degrade[0]"}, {"from", "half_open"}, {"to", "open"}}),
+      0.0);
+}
+
 TEST_F(MetricsCollectorTest, ReloadMetricsComeFromTheWatcher) {
   test::rules_dir dir{"flow: [{resource: a, count: 1}]\n"};
   boost::asio::io_context io;

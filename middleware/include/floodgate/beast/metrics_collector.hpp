@@ -61,23 +61,43 @@ class metrics_collector final : public prometheus::Collectable {
   /// Last exported success count per resource: success = completed - errors is read from two
   /// counters, so it is clamped to stay monotonic between scrapes.
   mutable std::unordered_map<const void*, std::uint64_t> last_success_;
-  /// One breaker series (resource, rule label) across reloads: a changed rule's new breaker goes
-  /// on from its predecessor's transition counts (circuit_breaker::carried_transitions), but one
-  /// that could not (its label was gone for a while) starts at 0, so what the last scrape saw
-  /// under the labels and the new breaker did not carry is added: the counter stays monotonic.
-  struct breaker_series {
-    std::uint64_t breaker = 0;               ///< its serial (circuit_breaker::serial)
-    std::array<std::uint64_t, 4> seen{};     ///< its counts at the last scrape
-    std::array<std::uint64_t, 4> earlier{};  ///< counts of the breakers before it
+  using series_key = std::pair<std::string, std::string>;  ///< resource, rule label
+  /** Counter series under one (resource, rule label) across reloads, fed by whichever object
+      (a breaker's transitions, a hot-key tracker's events) has those labels; they count what
+      was made under the labels: `earlier` + the object's counts - `base`. A changed rule's new
+      object goes on from its predecessor's counts (it `carried` them), so the series goes on as
+      it was; one that carried nothing (the label was gone for a while) starts at 0, and what
+      the last scrape saw is kept in `earlier`. An unchanged rule's object that `moved` to these
+      labels (an unnamed rule whose place in the file changed) brings counts made under others:
+      they are its `base`, not this series' counts. */
+  template <std::size_t N>
+  struct carried_series {
+    std::uint64_t source = 0;                ///< the object's serial
+    std::array<std::uint64_t, N> seen{};     ///< its counts at the last scrape
+    std::array<std::uint64_t, N> earlier{};  ///< counts of the objects before it
+    std::array<std::uint64_t, N> base{};     ///< its counts made before it had these labels
+
+    void update(std::uint64_t serial, const std::array<std::uint64_t, N>& now, bool carried,
+                bool moved) noexcept {
+      if (serial != source && (moved || !carried)) {
+        for (std::size_t i = 0; i < N; ++i) earlier[i] += seen[i] - base[i];
+        base = moved ? now : std::array<std::uint64_t, N>{};
+      }
+      source = serial;
+      seen = now;
+    }
+    std::uint64_t value(std::size_t i) const noexcept { return earlier[i] + seen[i] - base[i]; }
   };
-  mutable std::map<std::pair<std::string, std::string>, breaker_series> breaker_series_;
-  /// The same for floodgate_hot_key_events_total.
-  struct hot_key_series {
-    std::uint64_t tracker = 0;  ///< its serial (hot_key_rule_stats::tracker_serial)
-    std::uint64_t seen = 0;
-    std::uint64_t earlier = 0;
-  };
-  mutable std::map<std::pair<std::string, std::string>, hot_key_series> hot_key_series_;
+  /// Where each object (by serial) was at the last scrape: one found under other labels moved.
+  using series_places = std::unordered_map<std::uint64_t, series_key>;
+  static bool moved(const series_places& before, std::uint64_t serial, const series_key& key) {
+    const auto was = before.find(serial);
+    return was != before.end() && was->second != key;
+  }
+  mutable std::map<series_key, carried_series<4>> breaker_series_;  ///< transitions
+  mutable series_places breaker_places_;
+  mutable std::map<series_key, carried_series<1>> hot_key_series_;  ///< hot-key events
+  mutable series_places hot_key_places_;
   mutable std::shared_ptr<const system_status_source> status_;
 };
 
