@@ -134,10 +134,14 @@ void admission_window::seed(const stat::statistic_node& node, std::int64_t now_m
     return;
   }
   const std::int64_t current = shape.window_of(now_ms);
-  for (std::int64_t w = std::max<std::int64_t>(0, current - shape.sample_count + 1); w <= current;
-       ++w) {
-    const std::uint64_t passes =
-        std::min<std::uint64_t>(node.window_pass_at(w * shape.window_ms, now_ms), count_mask);
+  // The passes of the buckets still in the window, and those prioritized entries borrowed into
+  // the coming ones (they are owed a place there: a new rule must not give it away again).
+  for (std::int64_t w = std::max<std::int64_t>(0, current - shape.sample_count + 1);
+       w <= current + shape.sample_count; ++w) {
+    const std::int64_t start = w * shape.window_ms;
+    const std::uint64_t passes = std::min<std::uint64_t>(
+        w <= current ? node.window_pass_at(start, now_ms) : node.waiting_at(start, now_ms),
+        count_mask);
     cell(w).store(passes == 0 ? 0 : cell_pack(cell_tag(w), passes), std::memory_order_relaxed);
   }
 }

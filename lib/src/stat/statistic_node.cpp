@@ -288,6 +288,14 @@ std::uint64_t statistic_node::waiting(std::int64_t now_ms) const noexcept {
   return sum;
 }
 
+std::uint64_t statistic_node::waiting_at(std::int64_t window_start_ms,
+                                         std::int64_t now_ms) const noexcept {
+  const auto& ring = second_;
+  const auto w = ring.window_of(window_start_ms);
+  const auto cur = ring.window_of(now_ms);
+  return w > cur && w <= cur + ring.sample_count() ? borrowed(w) : 0;
+}
+
 double statistic_node::pass_qps(std::int64_t now_ms) const noexcept {
   return static_cast<double>(window_sum(metric_event::pass, now_ms)) / second_.interval_sec();
 }

@@ -160,6 +160,9 @@ class statistic_node {
   std::uint64_t window_pass_at(std::int64_t window_start_ms, std::int64_t now_ms) const noexcept;
   /// Passes booked into future windows (Sentinel's currentWaiting).
   std::uint64_t waiting(std::int64_t now_ms) const noexcept;
+  /// Passes booked into the future bucket starting at `window_start_ms`, if it is one of the
+  /// short window's coming buckets.
+  std::uint64_t waiting_at(std::int64_t window_start_ms, std::int64_t now_ms) const noexcept;
 
   // Minute-window reads.
   std::uint64_t total_request(std::int64_t now_ms) const noexcept;  ///< pass + block

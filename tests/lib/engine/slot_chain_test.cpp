@@ -372,6 +372,32 @@ TEST_F(SlotChain, ANamedOriginOrChainRuleLoadedMidSecondSeesThatSecondsPasses) {
   }
 }
 
+// An audit: ten prioritized entries borrowed the coming bucket, the rule was renamed, and the
+// renamed rule gave that bucket's room away again: 20 passes in a window against 10.
+TEST_F(SlotChain, AChangedQpsRuleKeepsTheRoomPrioritizedEntriesBorrowedAhead) {
+  flow_rule rule{.resource = "res", .count = 10};
+  load({.flow = {rule}});
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(eng.enter(ctx, "res"));
+  clock.advance_ms(600);
+  std::vector<entry> borrowed;
+  for (int i = 0; i < 10; ++i) {
+    borrowed.push_back(eng.enter(ctx, "res", {.prioritized = true}));
+    ASSERT_TRUE(borrowed.back());
+    ASSERT_EQ(borrowed.back().wait(), milliseconds(400));  // into the bucket at +1000
+  }
+  clock.advance_ms(100);
+  rule.name = "renamed";
+  load({.flow = {rule}});
+  clock.advance_ms(300);  // the borrowed bucket has come: the window holds its 10
+  int admitted = 0;
+  for (int i = 0; i < 20; ++i) admitted += eng.enter(ctx, "res") ? 1 : 0;
+  EXPECT_EQ(admitted, 0);
+  clock.advance_ms(1'000);  // the borrowed bucket slid out
+  admitted = 0;
+  for (int i = 0; i < 20; ++i) admitted += eng.enter(ctx, "res") ? 1 : 0;
+  EXPECT_EQ(admitted, 10);
+}
+
 TEST_F(SlotChain, EntriesAdmittedBeforeAReloadReportTheirExitToTheBreakersInForceAtExit) {
   std::vector<entry> in_flight;
   for (int i = 0; i < 3; ++i) in_flight.push_back(eng.enter(ctx, "res"));  // no breaker yet
