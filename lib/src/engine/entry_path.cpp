@@ -68,7 +68,7 @@ slot_verdict engine_impl::run_checks(const rule_snapshot& snap, const resource_r
     if (rules->flow) {
       const std::size_t first = rules->flow->spend_leases(cc, tokens);
       if (first < rules->flow->size()) {
-        const slot_verdict v = rules->flow->check_from(first, cc, tokens, wait_ns);
+        const slot_verdict v = rules->flow->check_from(first, cc, tokens);
         if (stops(v, stage::flow)) return v;
         if (tokens.pass_booked) return slot_verdict::wait(wait_ns);  // borrowing ends the checks
       }
@@ -112,7 +112,7 @@ slot_verdict engine_impl::run_checks_with_user_slots(const rule_snapshot& snap,
         if (rules != nullptr && rules->param) v = rules->param->check(cc, tokens);
         break;
       case stage::flow:
-        if (rules != nullptr && rules->flow) v = rules->flow->check(cc, tokens, wait_ns);
+        if (rules != nullptr && rules->flow) v = rules->flow->check(cc, tokens);
         break;
       case stage::degrade:
         if (rules != nullptr && rules->degrade) v = rules->degrade->check(cc, tokens);

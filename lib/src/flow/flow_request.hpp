@@ -31,10 +31,6 @@ struct flow_request {
   /// (cheap, possibly a tick old) now_ms; null in tests that drive a controller by hand.
   const clock* time = nullptr;
   bool now_is_fresh = false;  ///< check_context::now_is_fresh
-  /** What the checks before this rule already make the entry wait (a paramFlow or user slot's
-      queue, an earlier throttling rule): a queue places the entry from `now_ns + delay_ns`, as
-      Sentinel's slots sleep one after another, each from where the previous sleep ended. */
-  std::int64_t delay_ns = 0;
 
   /// The entry being checked.
   static flow_request from(const check_context& ctx) noexcept {

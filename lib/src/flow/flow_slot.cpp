@@ -53,8 +53,8 @@ struct resource_flow_rules::impl {
   std::vector<std::string> named;    // every rule's limitApp, for `other`
 
   // The full check, from rule `first` on (the rules before it passed on a lease).
-  slot_verdict check_from(std::size_t first, const check_context& ctx, entry_tokens& tokens,
-                          std::int64_t delay_ns) const noexcept;
+  slot_verdict check_from(std::size_t first, const check_context& ctx,
+                          entry_tokens& tokens) const noexcept;
   // Rule i's check and its bookkeeping: the final verdict (a block, or a borrowing wait), or
   // nothing to go on with the next rule (a wait is kept in `wait_ns`, the longest).
   std::optional<slot_verdict> check_rule(std::size_t i, const flow::flow_request& req,
@@ -193,15 +193,13 @@ std::unique_ptr<resource_flow_rules> resource_flow_rules::build(
 }
 
 slot_verdict resource_flow_rules::check_from(std::size_t first, const check_context& ctx,
-                                             entry_tokens& tokens,
-                                             std::int64_t delay_ns) const noexcept {
-  return impl_->check_from(first, ctx, tokens, delay_ns);
+                                             entry_tokens& tokens) const noexcept {
+  return impl_->check_from(first, ctx, tokens);
 }
 
 slot_verdict resource_flow_rules::impl::check_from(std::size_t first, const check_context& ctx,
-                                                   entry_tokens& tokens,
-                                                   std::int64_t delay_ns) const noexcept {
-  auto req = flow::flow_request::from(ctx);
+                                                   entry_tokens& tokens) const noexcept {
+  const auto req = flow::flow_request::from(ctx);
   std::int64_t wait_ns = 0;
   std::uint32_t after_wait = 0;  // rules left for when a wait ends
   for (std::size_t i = first; i < rules.size(); ++i) {
@@ -212,9 +210,6 @@ slot_verdict resource_flow_rules::impl::check_from(std::size_t first, const chec
       after_wait |= std::uint32_t{1} << i;
       continue;
     }
-    // A queue places the entry after the waits asked before it (Sentinel sleeps slot by slot,
-    // rule by rule): two queues do not both count from now and run their requests together.
-    req.delay_ns = std::max(delay_ns, wait_ns);
     if (const auto v = check_rule(i, req, ctx, tokens, wait_ns)) {
       return *v;
     }

@@ -45,12 +45,9 @@ class resource_flow_rules {
   ~resource_flow_rules();
 
   /// Checks every rule (specific limitApp first); blocks on the first that fails.
-  /// `delay_ns`: what the checks before the flow slot already make the entry wait
-  /// (flow::flow_request::delay_ns).
-  slot_verdict check(const check_context& ctx, entry_tokens& tokens,
-                     std::int64_t delay_ns = 0) const noexcept {
+  slot_verdict check(const check_context& ctx, entry_tokens& tokens) const noexcept {
     const std::size_t first = spend_leases(ctx, tokens);
-    return first == size_ ? slot_verdict::pass() : check_from(first, ctx, tokens, delay_ns);
+    return first == size_ ? slot_verdict::pass() : check_from(first, ctx, tokens);
   }
 
   /** The usual case of check(), inline, for the leading rules that apply to every entry
@@ -90,8 +87,8 @@ class resource_flow_rules {
     return i;
   }
   /// check() from rule `first` on (the rules before it passed in spend_leases()).
-  slot_verdict check_from(std::size_t first, const check_context& ctx, entry_tokens& tokens,
-                          std::int64_t delay_ns = 0) const noexcept;
+  slot_verdict check_from(std::size_t first, const check_context& ctx,
+                          entry_tokens& tokens) const noexcept;
   /// Number of rules.
   std::size_t size() const noexcept { return size_; }
   /// The entry passed and its pass is recorded on every node: end its reservations

@@ -43,7 +43,7 @@ slot_verdict throttling_controller::check(const flow_request& req,
   if (!(count_ > 0)) {
     return blocked(0);
   }
-  return queue(req.now_ns, cost_ns(req.acquire, count_), booking, req.delay_ns);
+  return queue(req.now_ns, cost_ns(req.acquire, count_), booking);
 }
 
 void throttling_controller::unqueue(std::int64_t from_ns, std::int64_t to_ns) noexcept {
@@ -53,26 +53,25 @@ void throttling_controller::unqueue(std::int64_t from_ns, std::int64_t to_ns) no
 }
 
 slot_verdict throttling_controller::queue(std::int64_t now_ns, std::int64_t cost,
-                                          flow_booking& booking, std::int64_t delay_ns) noexcept {
-  const std::int64_t start = now_ns + delay_ns;  // when the request can run at the earliest
+                                          flow_booking& booking) noexcept {
   std::int64_t latest = latest_passed_ns_.load(std::memory_order_acquire);
   for (;;) {
-    if (latest == never_passed || latest + cost <= start) {
+    if (latest == never_passed || latest + cost <= now_ns) {
       const std::int64_t from = latest;
-      if (latest_passed_ns_.compare_exchange_weak(latest, start, std::memory_order_acq_rel,
+      if (latest_passed_ns_.compare_exchange_weak(latest, now_ns, std::memory_order_acq_rel,
                                                   std::memory_order_acquire)) {
         booking.queued = true;
         booking.queue_from_ns = from;
-        booking.queue_to_ns = start;
-        return slot_verdict::pass();  // at its start: no wait beyond the delay
+        booking.queue_to_ns = now_ns;
+        return slot_verdict::pass();
       }
       continue;
     }
     const std::int64_t turn = latest + cost;
-    if (turn - start > max_queueing_ns_) {
-      return blocked(turn - start - max_queueing_ns_);
-    }
     const std::int64_t wait = turn - now_ns;
+    if (wait > max_queueing_ns_) {
+      return blocked(wait - max_queueing_ns_);
+    }
     const std::int64_t from = latest;
     if (latest_passed_ns_.compare_exchange_weak(latest, turn, std::memory_order_acq_rel,
                                                 std::memory_order_acquire)) {

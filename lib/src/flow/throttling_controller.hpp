@@ -37,13 +37,9 @@ class throttling_controller {
     return check(req, unused);
   }
 
-  /** Schedules one request that takes `cost_ns` of the schedule: pass, wait, or block. The
-      request can run from `now_ns + delay_ns` on (flow_request::delay_ns): its turn is taken
-      from then, `maxQueueingTimeMs` bounds the wait from then, and a wait is returned from
-      `now_ns` (the whole wait; a pass means no wait beyond the delay). Shared with @ref
-     warm_up_throttling_controller, whose cost changes as it warms up. */
-  slot_verdict queue(std::int64_t now_ns, std::int64_t cost_ns, flow_booking& booking,
-                     std::int64_t delay_ns = 0) noexcept;
+  /** Schedules one request that takes `cost_ns` of the schedule: pass, wait, or block. Shared
+      with @ref warm_up_throttling_controller, whose cost changes as it warms up. */
+  slot_verdict queue(std::int64_t now_ns, std::int64_t cost_ns, flow_booking& booking) noexcept;
 
   /** Gives back a place a later rule made useless (the request was blocked after all): the
       schedule returns from `to_ns` to `from_ns` unless a later request queued behind it (its

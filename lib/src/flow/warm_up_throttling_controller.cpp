@@ -15,8 +15,7 @@ slot_verdict warm_up_throttling_controller::check(const flow_request& req,
   if (!(rate > 0)) {
     return flow_blocked(0);
   }
-  return schedule_.queue(req.now_ns, throttling_controller::cost_ns(req.acquire, rate), booking,
-                         req.delay_ns);
+  return schedule_.queue(req.now_ns, throttling_controller::cost_ns(req.acquire, rate), booking);
 }
 
 }  // namespace floodgate::flow

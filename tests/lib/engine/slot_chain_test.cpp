@@ -47,48 +47,6 @@ TEST_F(SlotChain, TwoThrottlingFlowRulesMakeARequestWaitForTheLongerQueue) {
   EXPECT_EQ(eng.enter(ctx, "res").wait(), milliseconds(200));  // not 300
 }
 
-// An audit of the API: a queue earlier in the chain (a paramFlow or user slot) and a throttling
-// rule each counted from the entry's time, so requests one made wait ran together under the
-// other's spacing. Sentinel sleeps slot by slot: the rule places a request from when it can run.
-TEST_F(SlotChain, AThrottlingRuleQueuesARequestFromTheEndOfAnEarlierSlotsWait) {
-  load({.flow = {throttled(10)},  // 100 ms apart
-        .param_flow = {{.resource = "res",
-                        .param_idx = 0,
-                        .count = 2,  // each value 500 ms apart
-                        .behavior = control_behavior::throttling,
-                        .max_queueing_time_ms = 2'000}}});
-  const auto wait_of = [&](const char* value) {
-    const param_value arg{std::string_view{value}};
-    return eng.enter(ctx, "res", {.args = std::span<const param_value>(&arg, 1)}).wait();
-  };
-  EXPECT_EQ(wait_of("a"), milliseconds(0));
-  EXPECT_EQ(wait_of("a"), milliseconds(500));  // the value's queue; the rule's turn is then free
-  EXPECT_EQ(wait_of("b"), milliseconds(600));  // the rule's next turn after that
-  // The value's queue says 500 ms; the rule's turn after 600 ms is 700 ms (it was 300 ms, and this
-  // request ran at 500 ms with the second: two at once against 100 ms spacing).
-  EXPECT_EQ(wait_of("b"), milliseconds(700));
-}
-
-TEST_F(SlotChain, AThrottlingRulesMaxQueueingTimeBoundsItsOwnWaitAfterAnEarlierSlotsWait) {
-  flow_rule spaced = throttled(10);  // 100 ms apart, at most 150 ms of its own queueing
-  spaced.max_queueing_time_ms = 150;
-  load({.flow = {spaced},
-        .param_flow = {{.resource = "res",
-                        .param_idx = 0,
-                        .count = 1,  // the value 1 s apart
-                        .behavior = control_behavior::throttling,
-                        .max_queueing_time_ms = 10'000}}});
-  const param_value arg{std::string_view{"a"}};
-  const entry_options options{.args = std::span<const param_value>(&arg, 1)};
-  // The rule's turn is free by the time each request can run: it adds no wait of its own (it
-  // used to queue the third at 200 ms from now, over its 150 ms, and refuse it).
-  for (const int ms : {0, 1'000, 2'000}) {
-    const entry e = eng.enter(ctx, "res", options);
-    ASSERT_TRUE(e) << ms;
-    EXPECT_EQ(e.wait(), milliseconds(ms));
-  }
-}
-
 // Issue 17, fidelity item 3: a throttled request is counted as passed and in flight when its wait
 // ends (Sentinel's StatisticSlot counts after FlowSlot's sleep), not while it queues — a
 // concurrency rule, warm-up throttling's rate or system maxThread would count it while it waits.
