@@ -219,11 +219,11 @@ void metrics_collector::collect_breakers(std::vector<MetricFamily>& out) const {
     series_key key{std::string(resource), rule};
     auto& series = breaker_series_[key];
     std::array<std::uint64_t, breaker_transitions.size()> now{};
-    bool carried = false;
+    std::array<std::uint64_t, breaker_transitions.size()> carried{};
     for (std::size_t i = 0; i < breaker_transitions.size(); ++i) {
       const auto [from, to] = breaker_transitions[i];
       now[i] = b.transitions(from, to);
-      carried = carried || b.carried_transitions(from, to) > 0;
+      carried[i] = b.carried_transitions(from, to);
     }
     series.update(b.serial(), now, carried, moved(breaker_places_, b.serial(), key));
     places.emplace(b.serial(), std::move(key));
@@ -285,7 +285,7 @@ void metrics_collector::collect_hot_keys(std::vector<MetricFamily>& out) const {
     // carried its events, else starts anew; one that moved here brings events made elsewhere.
     series_key key{s.resource, s.rule};
     auto& series = hot_key_series_[key];
-    series.update(s.tracker_serial, {s.events}, s.carried_events > 0,
+    series.update(s.tracker_serial, {s.events}, {s.carried_events},
                   moved(hot_key_places_, s.tracker_serial, key));
     places.emplace(s.tracker_serial, std::move(key));
     events.metric.push_back(counter(std::move(labels), as_double(series.value(0))));

@@ -359,6 +359,28 @@ TEST_F(MetricsCollectorTest, ABreakerThatMovesToAnotherLabelDoesNotTakeItsCounts
       0.0);
 }
 
+// Review: a breaker that moved away (a rule of another resource put before it) and back found its
+// old series still named it, and took there the transitions it made under the other label.
+TEST_F(MetricsCollectorTest, ABreakerThatMovesAwayAndBackDoesNotBringTheCountsMadeAway) {
+  const degrade_rule trips = opens_on_second_error();
+  degrade_rule other = opens_on_second_error();
+  other.resource = "GET:/b";
+  const metrics_handler h{{std::make_shared<metrics_collector>(*engine_)}};
+  const auto opened = [&](const char* rule) {
+    return sample(h.render(), "floodgate_circuit_breaker_transitions_total",
+                  {{"resource", "GET:/a"}, {"rule", rule}, {"from", "closed"}, {"to", "open"}});
+  };
+  load({.degrade = {trips}});
+  EXPECT_EQ(opened("degrade[0]"), 0.0);
+  load({.degrade = {other, trips}});  // unchanged: the same breaker, now degrade[1]
+  EXPECT_EQ(opened("degrade[1]"), 0.0);
+  for (int i = 0; i < 2; ++i) request("GET:/a", 0, true);
+  EXPECT_EQ(opened("degrade[1]"), 1.0);
+  load({.degrade = {trips}});  // back to degrade[0]
+  EXPECT_EQ(opened("degrade[0]"), 0.0) << "the transition was made under degrade[1]";
+  EXPECT_EQ(opened("degrade[1]"), std::nullopt);
+}
+
 TEST_F(MetricsCollectorTest, ReloadMetricsComeFromTheWatcher) {
   test::rules_dir dir{"flow: [{resource: a, count: 1}]\n"};
   boost::asio::io_context io;

@@ -6,6 +6,7 @@
 #include <prometheus/collectable.h>
 #include <prometheus/metric_family.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <map>
@@ -64,24 +65,28 @@ class metrics_collector final : public prometheus::Collectable {
   using series_key = std::pair<std::string, std::string>;  ///< resource, rule label
   /** Counter series under one (resource, rule label) across reloads, fed by whichever object
       (a breaker's transitions, a hot-key tracker's events) has those labels; they count what
-      was made under the labels: `earlier` + the object's counts - `base`. A changed rule's new
-      object goes on from its predecessor's counts (it `carried` them), so the series goes on as
-      it was; one that carried nothing (the label was gone for a while) starts at 0, and what
-      the last scrape saw is kept in `earlier`. An unchanged rule's object that `moved` to these
-      labels (an unnamed rule whose place in the file changed) brings counts made under others:
-      they are its `base`, not this series' counts. */
+      was made under the labels: `earlier` + the object's counts - `base` (never below `base`).
+      A changed rule's new object that `carried` at least what the last scrape saw of the one
+      before goes on from it, so transitions made after that scrape are not lost; any other new
+      object counts only what it made itself (`base` = what it carried), and what the last
+      scrape saw is kept in `earlier`. An object that `moved` here since the last scrape (an
+      unnamed rule whose place in the file changed, even back to where it was) brings counts
+      made under other labels: they are its `base`. */
   template <std::size_t N>
   struct carried_series {
     std::uint64_t source = 0;                ///< the object's serial
     std::array<std::uint64_t, N> seen{};     ///< its counts at the last scrape
     std::array<std::uint64_t, N> earlier{};  ///< counts of the objects before it
-    std::array<std::uint64_t, N> base{};     ///< its counts made before it had these labels
+    std::array<std::uint64_t, N> base{};     ///< its counts not made under these labels
 
-    void update(std::uint64_t serial, const std::array<std::uint64_t, N>& now, bool carried,
-                bool moved) noexcept {
-      if (serial != source && (moved || !carried)) {
-        for (std::size_t i = 0; i < N; ++i) earlier[i] += seen[i] - base[i];
-        base = moved ? now : std::array<std::uint64_t, N>{};
+    void update(std::uint64_t serial, const std::array<std::uint64_t, N>& now,
+                const std::array<std::uint64_t, N>& carried, bool moved) noexcept {
+      if (serial != source || moved) {
+        for (std::size_t i = 0; i < N; ++i) {
+          if (!moved && carried[i] >= seen[i]) continue;  // goes on from the one before
+          earlier[i] += seen[i] - base[i];
+          base[i] = moved ? now[i] : std::min(carried[i], now[i]);
+        }
       }
       source = serial;
       seen = now;
