@@ -67,7 +67,7 @@ void for_each_tracker(const resource_rules& r, F&& f) {
   }
 }
 
-const engine_options& checked(const engine_options& o) {
+engine_options checked(engine_options o) {
   const auto& w = o.windows;
   if (w.second_sample_count <= 0 || w.second_interval_ms <= 0 ||
       w.second_interval_ms % w.second_sample_count != 0 ||
@@ -76,13 +76,13 @@ const engine_options& checked(const engine_options& o) {
         "floodgate::engine_options.windows: the bucket length (interval / sample count) must be a "
         "whole number of milliseconds dividing 1000");
   }
-  if (o.occupy_timeout_ms < 0 || o.occupy_timeout_ms > w.second_interval_ms) {
-    // Sentinel's occupyTimeout is bounded the same way (OccupyTimeoutProperty).
-    throw std::invalid_argument("floodgate::engine_options.occupy_timeout_ms: must be 0.." +
-                                std::to_string(w.second_interval_ms) +
-                                " (the windows' interval), not " +
+  if (o.occupy_timeout_ms < 0) {
+    throw std::invalid_argument("floodgate::engine_options.occupy_timeout_ms: must be >= 0, not " +
                                 std::to_string(o.occupy_timeout_ms));
   }
+  // No borrowing further ahead than the window reaches: Sentinel ignores a longer occupyTimeout
+  // (OccupyTimeoutProperty), and the default 500 ms with a shorter window must still work.
+  o.occupy_timeout_ms = std::min<std::int64_t>(o.occupy_timeout_ms, w.second_interval_ms);
   const auto& l = o.limits;
   const std::pair<const char*, std::size_t> caps[] = {
       {"max_resources", l.max_resources},

@@ -52,8 +52,8 @@ class resource_handle {
 struct engine_options {
   node::registry_limits limits{};
   stat::window_config windows{};
-  /// Longest a prioritized entry may borrow ahead: 0..windows.second_interval_ms (the constructor
-  /// throws std::invalid_argument otherwise, as Sentinel bounds occupyTimeout).
+  /// Longest a prioritized entry may borrow ahead, >= 0 (the constructor throws
+  /// std::invalid_argument otherwise); more than windows.second_interval_ms is cut to it.
   std::int64_t occupy_timeout_ms = 500;
   /// Time source; must outlive the engine. Null means the process steady clock.
   const clock* time = nullptr;
@@ -114,7 +114,7 @@ struct load_result {
 class engine {
  public:
   /// Throws std::invalid_argument when `options.windows` is not a valid window shape, a cap in
-  /// `options.limits` is over registry_limits::max_cap, or `occupy_timeout_ms` is out of range.
+  /// `options.limits` is over registry_limits::max_cap, or `occupy_timeout_ms` is negative.
   explicit engine(engine_options options = {});
   /// Every context and entry of this engine must be gone first: an entry exits into the engine's
   /// statistics, so one left over (an in-flight request) would exit into freed memory.
