@@ -5,6 +5,8 @@
 #include <floodgate/engine/engine.hpp>
 #include <floodgate/rules/rule_set.hpp>
 
+#include <boost/beast/core/string.hpp>
+
 #include <charconv>
 #include <cstdint>
 #include <string_view>
@@ -17,21 +19,12 @@ using floodgate::rate_limit_header_style;
 
 /// Parses `off`, `draft03` or `ietf` in any case (as the rule file reads enum names); false for
 /// anything else.
-constexpr bool parse_rate_limit_header_style(std::string_view s,
-                                             rate_limit_header_style& out) noexcept {
-  const auto is = [s](std::string_view name) {
-    if (s.size() != name.size()) return false;
-    for (std::size_t i = 0; i < s.size(); ++i) {
-      const char c = s[i] >= 'A' && s[i] <= 'Z' ? static_cast<char>(s[i] - 'A' + 'a') : s[i];
-      if (c != name[i]) return false;
-    }
-    return true;
-  };
-  if (is("off")) {
+inline bool parse_rate_limit_header_style(std::string_view s, rate_limit_header_style& out) {
+  if (boost::beast::iequals(s, "off")) {
     out = rate_limit_header_style::off;
-  } else if (is("draft03")) {
+  } else if (boost::beast::iequals(s, "draft03")) {
     out = rate_limit_header_style::draft03;
-  } else if (is("ietf")) {
+  } else if (boost::beast::iequals(s, "ietf")) {
     out = rate_limit_header_style::ietf;
   } else {
     return false;
