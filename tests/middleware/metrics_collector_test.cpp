@@ -381,6 +381,35 @@ TEST_F(MetricsCollectorTest, ABreakerThatMovesAwayAndBackDoesNotBringTheCountsMa
   EXPECT_EQ(opened("degrade[1]"), std::nullopt);
 }
 
+// The same for hot-key trackers: two unnamed hotKeys rules that swap places keep their events
+// where they were made (the swapped-in tracker's events used to add to the other series).
+TEST_F(MetricsCollectorTest, AHotKeyTrackerThatMovesToAnotherLabelDoesNotTakeItsEventsThere) {
+  const hot_keys_rule first{.resource = "GET:/a", .param_idx = 0, .threshold = 0};
+  const hot_keys_rule second{.resource = "GET:/a", .param_idx = 1, .threshold = 0};
+  const metrics_handler h{{std::make_shared<metrics_collector>(*engine_)}};
+  const auto events = [&](const char* rule) {
+    return sample(h.render(), "floodgate_hot_key_events_total",
+                  {{"resource", "GET:/a"}, {"rule", rule}});
+  };
+  const auto enter_with = [&](const char* a, const char* b) {
+    const param_value args[] = {param_value{std::string_view{a}}, param_value{std::string_view{b}}};
+    context ctx{*engine_, "http-inbound"};
+    ASSERT_TRUE(engine_->enter(ctx, "GET:/a", {.type = entry_type::inbound, .args = args}));
+  };
+  load({.hot_keys = {first, second}});
+  enter_with("x", "y");
+  EXPECT_EQ(events("hotKeys[0]"), 1.0);  // x became hot
+  EXPECT_EQ(events("hotKeys[1]"), 1.0);  // y became hot
+  enter_with("x2", "y");
+  EXPECT_EQ(events("hotKeys[0]"), 2.0);
+  EXPECT_EQ(events("hotKeys[1]"), 1.0);
+  for (int swap = 0; swap < 3; ++swap) {
+    load({.hot_keys = swap % 2 == 0 ? std::vector{second, first} : std::vector{first, second}});
+    EXPECT_EQ(events("hotKeys[0]"), 2.0) << swap;
+    EXPECT_EQ(events("hotKeys[1]"), 1.0) << swap;
+  }
+}
+
 TEST_F(MetricsCollectorTest, ReloadMetricsComeFromTheWatcher) {
   test::rules_dir dir{"flow: [{resource: a, count: 1}]\n"};
   boost::asio::io_context io;
