@@ -169,6 +169,20 @@ http::status framing_error(const http::request_parser<http::string_body>& parser
   return other ? http::status::not_implemented : http::status::unknown;
 }
 
+/** Drops the empty lines (CRLF) `buffer` holds before the next request-line: RFC 9112 section
+    2.2 asks a server to ignore at least one, as some clients send one after a POST body. Beast's
+    parser refuses them (400), so those received with what came before are dropped here. */
+void skip_empty_lines(beast::flat_buffer& buffer) {
+  for (;;) {
+    const auto data = buffer.data();
+    const auto* p = static_cast<const char*>(data.data());
+    if (data.size() < 2 || p[0] != '\r' || p[1] != '\n') {
+      return;
+    }
+    buffer.consume(2);
+  }
+}
+
 /** Answers a connection over server_limits::max_connections 503 and closes it, without waiting:
     one non-blocking write (a client whose request is already in the socket may see a reset). */
 template <class Socket>
@@ -294,6 +308,7 @@ asio::awaitable<void> session(std::shared_ptr<http_server::shard> sh,
       http::request_parser<http::string_body> parser;
       parser.header_limit(static_cast<std::uint32_t>(limits.header_limit));
       parser.body_limit(limits.body_limit);
+      skip_empty_lines(buffer);
       if (sh->stopping && buffer.size() == 0) {
         break;
       }

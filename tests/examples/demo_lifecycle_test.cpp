@@ -284,6 +284,25 @@ TEST_F(DemoTest, ACloseInAnyConnectionLineClosesTheConnection) {
   EXPECT_EQ(c.read_response().status, 200u);
 }
 
+// An audit: a CRLF after a POST body (which RFC 9112 section 2.2 asks servers to ignore before
+// a request-line) made the next request a 400 and closed the connection.
+TEST_F(DemoTest, EmptyLinesBeforeARequestLineAreIgnored) {
+  start("{}");
+  http_connection c{demo_->port()};
+  c.send_raw(
+      "POST /hello HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nab\r\n"
+      "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n"
+      "\r\n\r\nGET /users/7 HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(c.read_response().status, 404u);  // POST /hello: no such route
+  const http_response hello = c.read_response();
+  EXPECT_EQ(hello.status, 200u);
+  EXPECT_EQ(hello.body, "hello");
+  EXPECT_EQ(c.read_response().body, R"({"id":"7"})");
+  // A line that is not empty is still no request-line.
+  c.send_raw(" \r\nGET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(c.read_response().status, 400u);
+}
+
 // An audit: idle connections took every descriptor of the process (20 000), and the admin port
 // stopped answering too. Past --max-connections the main port answers 503 and closes at once.
 TEST_F(DemoTest, ConnectionsPastTheCapAre503AndTheAdminPortStaysReachable) {
