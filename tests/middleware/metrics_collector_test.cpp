@@ -267,11 +267,16 @@ degrade_rule opens_on_second_error() {
           .time_window_sec = 10};
 }
 
-/// That breaker's closed -> open transitions, as a scrape of `h` shows them.
-std::optional<double> times_opened(const metrics_handler& h) {
-  return sample(
-      h.render(), "floodgate_circuit_breaker_transitions_total",
-      {{"resource", "GET:/a"}, {"rule", "degrade[0]"}, {"from", "closed"}, {"to", "open"}});
+/// GET:/a's `from` -> `to` transitions under `rule`, in the exposition `text`.
+std::optional<double> transitions(const std::string& text, const char* rule, const char* from,
+                                  const char* to) {
+  return sample(text, "floodgate_circuit_breaker_transitions_total",
+                {{"resource", "GET:/a"}, {"rule", rule}, {"from", from}, {"to", to}});
+}
+
+/// GET:/a's closed -> open transitions under `rule`, as a scrape of `h` shows them.
+std::optional<double> times_opened(const metrics_handler& h, const char* rule = "degrade[0]") {
+  return transitions(h.render(), rule, "closed", "open");
 }
 
 TEST_F(MetricsCollectorTest, TransitionsStayMonotonicWhenAReloadReplacesTheBreaker) {
@@ -329,10 +334,7 @@ TEST_F(MetricsCollectorTest, ABreakerThatMovesToAnotherLabelDoesNotTakeItsCounts
   degrade_rule never = opens_on_second_error();
   never.count = 1'000;
   const metrics_handler h{{std::make_shared<metrics_collector>(*engine_)}};
-  const auto opened = [&](const char* rule) {
-    return sample(h.render(), "floodgate_circuit_breaker_transitions_total",
-                  {{"resource", "GET:/a"}, {"rule", rule}, {"from", "closed"}, {"to", "open"}});
-  };
+  const auto opened = [&](const char* rule) { return times_opened(h, rule); };
   load({.degrade = {trips, never}});
   for (int i = 0; i < 2; ++i) request("GET:/a", 0, true);
   EXPECT_EQ(opened("degrade[0]"), 1.0);
@@ -347,16 +349,8 @@ TEST_F(MetricsCollectorTest, ABreakerThatMovesToAnotherLabelDoesNotTakeItsCounts
   clock_.advance_ms(10'000);
   request("GET:/a", 0, true);  // the probe fails: half-open, then open again
   const std::string text = h.render();
-  EXPECT_EQ(
-      sample(
-          text, "floodgate_circuit_breaker_transitions_total",
-          {{"resource", "GET:/a"}, {"rule", "degrade[1]"}, {"from", "half_open"}, {"to", "open"}}),
-      1.0);
-  EXPECT_EQ(
-      sample(
-          text, "floodgate_circuit_breaker_transitions_total",
-          {{"resource", "GET:/a"}, {"rule", "degrade[0]"}, {"from", "half_open"}, {"to", "open"}}),
-      0.0);
+  EXPECT_EQ(transitions(text, "degrade[1]", "half_open", "open"), 1.0);
+  EXPECT_EQ(transitions(text, "degrade[0]", "half_open", "open"), 0.0);
 }
 
 // Review: a breaker that moved away (a rule of another resource put before it) and back found its
@@ -366,10 +360,7 @@ TEST_F(MetricsCollectorTest, ABreakerThatMovesAwayAndBackDoesNotBringTheCountsMa
   degrade_rule other = opens_on_second_error();
   other.resource = "GET:/b";
   const metrics_handler h{{std::make_shared<metrics_collector>(*engine_)}};
-  const auto opened = [&](const char* rule) {
-    return sample(h.render(), "floodgate_circuit_breaker_transitions_total",
-                  {{"resource", "GET:/a"}, {"rule", rule}, {"from", "closed"}, {"to", "open"}});
-  };
+  const auto opened = [&](const char* rule) { return times_opened(h, rule); };
   load({.degrade = {trips}});
   EXPECT_EQ(opened("degrade[0]"), 0.0);
   load({.degrade = {other, trips}});  // unchanged: the same breaker, now degrade[1]
